@@ -1,0 +1,122 @@
+// vnfs XDR layer: RFC 4506 encoder producing a buffer chain.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace vnfs::xdr {
+
+using bytes_view = std::span<const std::byte>;
+
+/// Encodes XDR into an owned byte buffer interleaved with *referenced* spans.
+///
+/// put_opaque_ref() does not copy the payload: the span is recorded as a separate piece of
+/// the output chain, so READ/WRITE data can leave straight from the caller's memory by a
+/// gather write. The caller keeps referenced memory alive and unchanged until the chain
+/// returned by pieces() has been consumed.
+class encoder {
+ public:
+  encoder() { own_.reserve(256); }
+
+  void put_u32(std::uint32_t v) {
+    std::byte b[4] = {std::byte(v >> 24), std::byte(v >> 16), std::byte(v >> 8), std::byte(v)};
+    append(b, 4);
+  }
+  void put_i32(std::int32_t v) { put_u32(static_cast<std::uint32_t>(v)); }
+  void put_u64(std::uint64_t v) {
+    put_u32(static_cast<std::uint32_t>(v >> 32));
+    put_u32(static_cast<std::uint32_t>(v));
+  }
+  void put_i64(std::int64_t v) { put_u64(static_cast<std::uint64_t>(v)); }
+  void put_bool(bool v) { put_u32(v ? 1 : 0); }
+
+  /// Fixed-length opaque: the bytes, then zero padding to a multiple of four.
+  void put_fixed_opaque(bytes_view data) {
+    append(data.data(), data.size());
+    pad(data.size());
+  }
+  /// Variable-length opaque (length prefix), copied into the encoder.
+  void put_opaque(bytes_view data) {
+    put_u32(static_cast<std::uint32_t>(data.size()));
+    put_fixed_opaque(data);
+  }
+  /// Variable-length opaque whose payload is referenced, not copied (zero-copy).
+  void put_opaque_ref(bytes_view data) {
+    put_u32(static_cast<std::uint32_t>(data.size()));
+    if (data.size() < small_copy_limit) {  // a tiny piece costs more than its copy
+      put_fixed_opaque(data);
+      return;
+    }
+    pieces_.push_back({own_.size(), data});
+    referenced_ += data.size();
+    pad(data.size());
+  }
+  void put_string(std::string_view s) {
+    put_opaque(std::as_bytes(std::span<const char>(s.data(), s.size())));
+  }
+
+  /// Reserves a 32-bit slot to be filled later with patch_u32 (counts known only at the end).
+  std::size_t reserve_u32() {
+    std::size_t at = own_.size();
+    put_u32(0);
+    return at;
+  }
+  void patch_u32(std::size_t at, std::uint32_t v) {
+    own_[at] = std::byte(v >> 24);
+    own_[at + 1] = std::byte(v >> 16);
+    own_[at + 2] = std::byte(v >> 8);
+    own_[at + 3] = std::byte(v);
+  }
+
+  /// Total encoded length in bytes, referenced pieces included.
+  std::size_t size() const { return own_.size() + referenced_; }
+  /// Bytes referenced rather than copied so far.
+  std::size_t referenced_bytes() const { return referenced_; }
+
+  /// The output chain, in order. Valid until the encoder is next modified or destroyed.
+  std::vector<bytes_view> pieces() const {
+    std::vector<bytes_view> out;
+    std::size_t own_at = 0;
+    for (const piece& p : pieces_) {
+      if (p.own_end > own_at) out.emplace_back(own_.data() + own_at, p.own_end - own_at);
+      own_at = p.own_end;
+      out.push_back(p.ref);
+    }
+    if (own_.size() > own_at) out.emplace_back(own_.data() + own_at, own_.size() - own_at);
+    return out;
+  }
+  /// The whole encoding as one contiguous buffer (copies referenced pieces).
+  std::vector<std::byte> flatten() const {
+    std::vector<std::byte> out;
+    out.reserve(size());
+    for (bytes_view p : pieces()) out.insert(out.end(), p.begin(), p.end());
+    return out;
+  }
+
+ private:
+  static constexpr std::size_t small_copy_limit = 64;
+  struct piece {
+    std::size_t own_end;  // the owned bytes preceding this reference end here
+    bytes_view ref;       // referenced payload
+  };
+
+  void append(const void* p, std::size_t n) {
+    if (n == 0) return;
+    auto* b = static_cast<const std::byte*>(p);
+    own_.insert(own_.end(), b, b + n);
+  }
+  void pad(std::size_t n) {
+    static constexpr std::byte zeros[4] = {};
+    append(zeros, (4 - (n & 3)) & 3);
+  }
+
+  std::vector<std::byte> own_;
+  std::vector<piece> pieces_;
+  std::size_t referenced_ = 0;
+};
+
+}  // namespace vnfs::xdr

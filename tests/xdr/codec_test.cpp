@@ -1,0 +1,65 @@
+#include <catch2/catch.hpp>
+
+#include "vnfs/xdr/codec.hpp"
+
+using namespace vnfs;
+
+namespace {
+struct sample {
+  std::uint32_t a{};
+  std::uint64_t b{};
+  std::string name;
+  std::vector<std::uint32_t> list;
+  std::optional<std::int32_t> maybe;
+  std::array<std::byte, 3> tag{};
+  VNFS_XDR_FIELDS(a, b, name, list, maybe, tag)
+  bool operator==(const sample&) const = default;
+};
+std::vector<std::byte> B(std::initializer_list<int> v) {
+  std::vector<std::byte> out;
+  for (int x : v) out.push_back(std::byte(x));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("struct round trip has the RFC 4506 layout") {
+  sample s{7, 0x0102030405060708ULL, "abcde", {1, 2}, 9, {std::byte{1}, std::byte{2}, std::byte{3}}};
+  auto bytes = xdr::to_bytes(s);
+  CHECK(bytes == B({0, 0, 0, 7, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 5, 'a', 'b', 'c', 'd', 'e', 0, 0, 0,
+                    0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 9, 1, 2, 3, 0}));
+  CHECK(xdr::from_bytes<sample>(bytes) == s);
+}
+
+TEST_CASE("referenced opaque is not copied and decodes as a view") {
+  std::vector<std::byte> payload(4096, std::byte{0x5a});
+  xdr::encoder e;
+  e.put_u32(1);
+  e.put_opaque_ref(payload);
+  e.put_u32(2);
+  CHECK(e.referenced_bytes() == 4096);
+  auto pieces = e.pieces();
+  REQUIRE(pieces.size() == 3);
+  CHECK(pieces[1].data() == payload.data());
+  auto flat = e.flatten();
+  CHECK(flat.size() == 4 + 4 + 4096 + 4);
+  xdr::decoder d(flat);
+  CHECK(d.get_u32() == 1);
+  auto view = d.get_opaque();
+  CHECK(view.data() == flat.data() + 8);  // a view into the input, not a copy
+  CHECK(view.size() == 4096);
+  CHECK(d.get_u32() == 2);
+}
+
+TEST_CASE("malformed input throws decode_error") {
+  auto truncated = B({0, 0, 0, 9, 'a', 'b'});
+  xdr::decoder d1(truncated);
+  CHECK_THROWS_AS(d1.get_opaque(), xdr::decode_error);
+  auto bad_bool = B({0, 0, 0, 2});
+  xdr::decoder d2(bad_bool);
+  CHECK_THROWS_AS(d2.get_bool(), xdr::decode_error);
+  auto huge_count = B({0xff, 0xff, 0xff, 0xff});
+  CHECK_THROWS_AS(xdr::from_bytes<std::vector<std::uint32_t>>(huge_count), xdr::decode_error);
+  auto too_long = B({0, 0, 0, 5, 'a', 'b', 'c', 'd', 'e', 0, 0, 0});
+  xdr::decoder d3(too_long);
+  CHECK_THROWS_AS(d3.get_string(4), xdr::decode_error);
+}
