@@ -1,0 +1,129 @@
+#include "vnfs/test/vnfsd_process.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string_view>
+#include <thread>
+
+namespace vnfs::test {
+
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::string_view ready_prefix = "vnfsd listening on tcp://";
+
+// Parses "HOST:PORT" or "[V6HOST]:PORT" from the ready line; false if malformed.
+bool parse_endpoint(std::string_view rest, std::string& host, std::uint16_t& port) {
+  auto colon = rest.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size()) return false;
+  std::string_view h = rest.substr(0, colon);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  unsigned long value = 0;
+  for (char c : rest.substr(colon + 1)) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + static_cast<unsigned long>(c - '0');
+    if (value > 65535) return false;
+  }
+  if (value == 0) return false;
+  host.assign(h);
+  port = static_cast<std::uint16_t>(value);
+  return true;
+}
+
+}  // namespace
+
+std::filesystem::path vnfsd_process::binary() {
+  if (const char* env = std::getenv("VNFSD_BIN"); env != nullptr && *env != '\0') return env;
+#ifdef VNFSD_PATH
+  return VNFSD_PATH;
+#else
+  throw process_error("vnfsd_process: no vnfsd binary: this build has no vnfsd target and VNFSD_BIN is not set");
+#endif
+}
+
+bool vnfsd_process::available() noexcept {
+  try {
+    return ::access(binary().c_str(), X_OK) == 0;
+  } catch (...) {
+    return false;
+  }
+}
+
+vnfsd_process::vnfsd_process(std::filesystem::path export_dir, std::vector<std::string> extra_args)
+    : vnfsd_process(options{std::move(export_dir), std::move(extra_args)}) {}
+
+vnfsd_process::vnfsd_process(options opts) : opts_(std::move(opts)) { start(); }
+
+vnfsd_process::~vnfsd_process() = default;  // child_process stops the server
+
+pid_t vnfsd_process::pid() const noexcept { return child_ ? child_->pid() : -1; }
+
+bool vnfsd_process::running() { return child_ && child_->running(); }
+
+bool vnfsd_process::try_start(std::string& failure) {
+  std::vector<std::string> args = {"--export", opts_.export_dir.string(), "--listen",
+                                   "127.0.0.1:" + std::to_string(port_)};
+  args.insert(args.end(), opts_.extra_args.begin(), opts_.extra_args.end());
+  child_ = std::make_unique<child_process>(binary(), std::move(args));
+
+  // Anything else vnfsd prints before the ready line is kept for the error message.
+  std::string before;
+  auto deadline = std::chrono::steady_clock::now() + opts_.ready_timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    std::string line;
+    try {
+      line = child_->read_line(std::max(left, 0ms));
+    } catch (const process_error& e) {
+      if (!child_->running()) {  // exited early: maybe the port is still busy; caller may retry
+        failure = e.what() + (before.empty() ? "" : "; its output: " + before);
+        child_.reset();
+        return false;
+      }
+      child_.reset();  // stops it
+      throw process_error(std::string("vnfsd_process: no ready line: ") + e.what() +
+                          (before.empty() ? "" : "; its output: " + before));
+    }
+    if (line.starts_with(ready_prefix)) {
+      std::string host;
+      std::uint16_t port = 0;
+      if (!parse_endpoint(std::string_view(line).substr(ready_prefix.size()), host, port)) {
+        child_.reset();
+        throw process_error("vnfsd_process: malformed ready line: \"" + line + "\"");
+      }
+      host_ = std::move(host);
+      port_ = port;
+      return true;
+    }
+    before += line + "\\n";
+  }
+}
+
+void vnfsd_process::start() {
+  if (running()) throw process_error("vnfsd_process::start: already running (pid " + std::to_string(pid()) + ")");
+  // A restart asks for the port of the previous run; the old listening socket may take a
+  // moment to be released, so retry for a few seconds before giving up.
+  std::string failure;
+  for (int attempt = 0; attempt < (port_ == 0 ? 1 : 20); ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(200ms);
+    if (try_start(failure)) return;
+  }
+  throw process_error("vnfsd_process: vnfsd exited before it was ready: " + failure);
+}
+
+exit_status vnfsd_process::stop(std::chrono::milliseconds grace) {
+  if (!child_) throw process_error("vnfsd_process::stop: not started");
+  if (!child_->running()) throw process_error("vnfsd_process::stop: not running (" + child_->wait().describe() + ")");
+  exit_status st = child_->terminate(grace);
+  child_.reset();
+  return st;
+}
+
+void vnfsd_process::restart() {
+  stop();
+  start();
+}
+
+}  // namespace vnfs::test
