@@ -1,0 +1,118 @@
+// vnfs TCP transport: one RPC-record connection over a connected socket.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <system_error>
+#include <vector>
+
+#include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
+
+#include <boost/asio.hpp>
+
+#include "vnfs/rpc/record_marking.hpp"
+#include "vnfs/xdr/encoder.hpp"
+
+namespace vnfs::transport::tcp {
+
+namespace asio = boost::asio;
+
+/// Default bound on an incoming record: a 8 MiB payload plus room for the RPC/NFS headers.
+inline constexpr std::size_t default_max_record_size = (8u << 20) + 64 * 1024;
+
+/// Counters since the connection was created. Bytes are wire bytes (record marks included).
+struct connection_stats {
+  std::uint64_t records_in = 0;
+  std::uint64_t bytes_in = 0;
+  std::uint64_t records_out = 0;
+  std::uint64_t bytes_out = 0;
+};
+
+/// Exchanges RPC records (RFC 5531 §11 record marking) over a TCP socket.
+///
+/// Owned by shared_ptr: pending I/O keeps it alive, so it lives until it is closed and its
+/// last operation has completed. All socket work runs on the connection's own strand, so
+/// an io_context may be run by several threads.
+///
+/// Handlers run on that strand and must not block: a server posts the work elsewhere and
+/// answers later through send(), which any thread may call.
+class connection : public std::enable_shared_from_this<connection> {
+ public:
+  /// Receives each complete record, in arrival order. If it throws, the connection closes.
+  using record_handler = std::function<void(const std::shared_ptr<connection>&, std::vector<std::byte> record)>;
+  /// Called once when the connection closes. The code is empty after close(); otherwise it
+  /// says why: EOF/read or write errors, or errc::message_size for an oversize record.
+  using close_handler = std::function<void(const std::shared_ptr<connection>&, std::error_code)>;
+
+  struct options {
+    std::size_t max_record_size = default_max_record_size;
+    bool no_delay = true;  // RPC is request/response: never wait for Nagle
+  };
+
+  static std::shared_ptr<connection> create(asio::ip::tcp::socket socket, const options& opts,
+                                            record_handler on_record, close_handler on_close = {});
+  ~connection();
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  /// Starts reading records. Call once, after create().
+  void start();
+
+  /// Queues `msg` to be written as ONE record (a single fragment), after every message
+  /// queued before it, by a gather write of msg.pieces(): referenced payloads are sent from
+  /// where they are. `keepalive` is held until the write completes, to keep memory that
+  /// msg references alive. Thread-safe. Returns false, sending nothing, once closed.
+  bool send(xdr::encoder&& msg, std::shared_ptr<const void> keepalive = {});
+
+  /// Closes the socket; queued messages not yet written are discarded. Thread-safe,
+  /// idempotent; the close handler runs (on the strand) with an empty error code.
+  void close();
+
+  bool is_open() const { return !closed_.load(std::memory_order_acquire); }
+  connection_stats stats() const;
+  /// The peer, as captured when the connection was created.
+  const asio::ip::tcp::endpoint& remote_endpoint() const { return remote_; }
+
+ private:
+  struct passkey {};
+
+ public:
+  connection(passkey, asio::ip::tcp::socket socket, const options& opts, record_handler on_record,
+             close_handler on_close);
+
+ private:
+  struct outgoing {
+    xdr::encoder msg;
+    std::shared_ptr<const void> keepalive;
+  };
+
+  void read_next();
+  void on_read(const boost::system::error_code& ec, std::size_t n);
+  void write_next();
+  void shut(std::error_code why);  // on the strand
+
+  asio::ip::tcp::socket socket_;
+  asio::strand<asio::any_io_executor> strand_;
+  asio::ip::tcp::endpoint remote_;
+  rpc::record_assembler assembler_;  // strand only
+  record_handler on_record_;
+  close_handler on_close_;
+
+  std::mutex mu_;                  // guards queue_, writing_ and the closed_ transition
+  std::vector<outgoing> queue_;
+  bool writing_ = false;           // a write_next chain is active
+  std::atomic<bool> closed_{false};
+  bool socket_closed_ = false;     // strand only
+
+  std::vector<outgoing> inflight_;             // strand only: the batch being written
+  std::vector<rpc::framed_record> frames_;     // strand only
+  std::vector<asio::const_buffer> buffers_;    // strand only
+
+  std::atomic<std::uint64_t> records_in_{0}, bytes_in_{0}, records_out_{0}, bytes_out_{0};
+};
+
+}  // namespace vnfs::transport::tcp

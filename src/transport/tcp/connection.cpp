@@ -1,0 +1,152 @@
+#include "vnfs/transport/tcp/connection.hpp"
+
+#include <exception>
+#include <utility>
+
+namespace vnfs::transport::tcp {
+
+std::shared_ptr<connection> connection::create(asio::ip::tcp::socket socket, const options& opts,
+                                               record_handler on_record, close_handler on_close) {
+  return std::make_shared<connection>(passkey{}, std::move(socket), opts, std::move(on_record), std::move(on_close));
+}
+
+connection::connection(passkey, asio::ip::tcp::socket socket, const options& opts, record_handler on_record,
+                       close_handler on_close)
+    : socket_(std::move(socket)),
+      strand_(asio::make_strand(socket_.get_executor())),
+      assembler_(opts.max_record_size),
+      on_record_(std::move(on_record)),
+      on_close_(std::move(on_close)) {
+  boost::system::error_code ec;
+  remote_ = socket_.remote_endpoint(ec);
+  if (opts.no_delay) socket_.set_option(asio::ip::tcp::no_delay(true), ec);  // best effort
+}
+
+connection::~connection() = default;
+
+void connection::start() {
+  asio::dispatch(strand_, [self = shared_from_this()] { self->read_next(); });
+}
+
+void connection::read_next() {
+  if (socket_closed_) return;
+  std::span<std::byte> buf = assembler_.prepare();
+  socket_.async_read_some(asio::buffer(buf.data(), buf.size()),
+                          asio::bind_executor(strand_, [self = shared_from_this()](const boost::system::error_code& ec,
+                                                                                    std::size_t n) {
+                            self->on_read(ec, n);
+                          }));
+}
+
+void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
+  if (ec) {
+    shut(ec);
+    return;
+  }
+  bytes_in_.fetch_add(n, std::memory_order_relaxed);
+  try {
+    assembler_.commit(n);
+  } catch (const rpc::record_error&) {
+    shut(std::make_error_code(std::errc::message_size));
+    return;
+  }
+  auto self = shared_from_this();
+  while (auto record = assembler_.next_record()) {
+    records_in_.fetch_add(1, std::memory_order_relaxed);
+    if (!on_record_) continue;
+    try {
+      on_record_(self, std::move(*record));
+    } catch (const std::exception&) {
+      // A handler that cannot cope with a request must not take the io thread down with it.
+      shut(std::make_error_code(std::errc::protocol_error));
+      return;
+    }
+    if (socket_closed_) return;
+  }
+  read_next();
+}
+
+bool connection::send(xdr::encoder&& msg, std::shared_ptr<const void> keepalive) {
+  {
+    std::lock_guard lock(mu_);
+    if (closed_.load(std::memory_order_relaxed)) return false;
+    queue_.push_back({std::move(msg), std::move(keepalive)});
+    if (writing_) return true;
+    writing_ = true;
+  }
+  asio::post(strand_, [self = shared_from_this()] { self->write_next(); });
+  return true;
+}
+
+void connection::write_next() {
+  {
+    std::lock_guard lock(mu_);
+    if (queue_.empty() || socket_closed_) {
+      writing_ = false;
+      return;
+    }
+    inflight_.swap(queue_);
+  }
+  // Everything queued goes out in one gather write, each message its own record.
+  frames_.clear();
+  buffers_.clear();
+  frames_.reserve(inflight_.size());
+  for (const outgoing& o : inflight_) {
+    std::vector<xdr::bytes_view> pieces = o.msg.pieces();
+    frames_.push_back(rpc::frame_record(pieces));
+    for (auto b : frames_.back().buffers) buffers_.emplace_back(b.data(), b.size());
+  }
+  asio::async_write(socket_, buffers_,
+                    asio::bind_executor(strand_, [self = shared_from_this()](const boost::system::error_code& ec,
+                                                                              std::size_t n) {
+                      self->bytes_out_.fetch_add(n, std::memory_order_relaxed);
+                      if (!ec) self->records_out_.fetch_add(self->inflight_.size(), std::memory_order_relaxed);
+                      self->inflight_.clear();  // releases messages and keepalives
+                      self->frames_.clear();
+                      self->buffers_.clear();
+                      if (ec) {
+                        {
+                          std::lock_guard lock(self->mu_);
+                          self->writing_ = false;
+                        }
+                        self->shut(ec);
+                        return;
+                      }
+                      self->write_next();
+                    }));
+}
+
+void connection::close() {
+  {
+    std::lock_guard lock(mu_);
+    closed_.store(true, std::memory_order_release);
+    queue_.clear();
+  }
+  asio::dispatch(strand_, [self = shared_from_this()] { self->shut({}); });
+}
+
+void connection::shut(std::error_code why) {
+  if (socket_closed_) return;
+  socket_closed_ = true;
+  {
+    std::lock_guard lock(mu_);
+    closed_.store(true, std::memory_order_release);
+    queue_.clear();
+  }
+  boost::system::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  if (on_close_) {
+    close_handler h = std::move(on_close_);
+    on_close_ = nullptr;
+    h(shared_from_this(), why);
+  }
+  on_record_ = nullptr;  // drops anything the handler captured (it may hold the server)
+}
+
+connection_stats connection::stats() const {
+  return {records_in_.load(std::memory_order_relaxed), bytes_in_.load(std::memory_order_relaxed),
+          records_out_.load(std::memory_order_relaxed), bytes_out_.load(std::memory_order_relaxed)};
+}
+
+}  // namespace vnfs::transport::tcp

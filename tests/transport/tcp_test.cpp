@@ -1,0 +1,405 @@
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include "vnfs/rpc/message.hpp"
+#include "vnfs/transport/tcp/blocking_channel.hpp"
+#include "vnfs/transport/tcp/server.hpp"
+#include "vnfs/xdr/decoder.hpp"
+
+using namespace vnfs;
+namespace tcp = vnfs::transport::tcp;
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr auto wait_limit = std::chrono::seconds(20);  // only a hang guard, never asserted
+
+/// Waits (bounded) for a condition that the io thread makes true after the client has seen
+/// the data, e.g. counters updated by a write's completion handler.
+template <class Pred>
+bool eventually(Pred p) {
+  auto deadline = std::chrono::steady_clock::now() + wait_limit;
+  while (!p()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+std::vector<std::byte> pattern(std::size_t n, std::uint32_t seed) {
+  std::vector<std::byte> v(n);
+  std::uint32_t x = seed * 2654435761u + 1;
+  for (auto& b : v) {
+    x = x * 1103515245u + 12345u;
+    b = std::byte(x >> 16);
+  }
+  return v;
+}
+
+/// A server on 127.0.0.1:<picked port> whose records go to `handler`, with an io thread and
+/// a 2-thread pool for the work, as vnfsd will run it.
+struct fixture {
+  using handler = std::function<void(const std::shared_ptr<tcp::connection>&, std::vector<std::byte>)>;
+
+  explicit fixture(std::size_t max_record, handler h = {}) {
+    if (!h) h = echo_in_pool();
+    srv.emplace(io, asio::ip::tcp::endpoint(asio::ip::address_v4::loopback(), 0),
+                tcp::server::options{max_record}, std::move(h),
+                [this](const std::shared_ptr<tcp::connection>&, std::error_code why) {
+                  std::lock_guard lock(mu);
+                  closes.push_back(why);
+                  cv.notify_all();
+                });
+    io_thread = std::thread([this] { io.run(); });
+  }
+  ~fixture() {
+    srv->stop();
+    for (auto& t : workers) t.join();
+    pool.join();
+    guard.reset();
+    io_thread.join();
+  }
+
+  /// Replies to each record with opaque<record>, the payload referenced (zero-copy) and
+  /// kept alive by the keepalive until written; done on the pool.
+  handler echo_in_pool() {
+    return [this](const std::shared_ptr<tcp::connection>& c, std::vector<std::byte> rec) {
+      asio::post(pool, [c, rec = std::move(rec)]() mutable {
+        auto hold = std::make_shared<const std::vector<std::byte>>(std::move(rec));
+        xdr::encoder e;
+        e.put_opaque_ref(*hold);
+        c->send(std::move(e), hold);
+      });
+    };
+  }
+
+  tcp::blocking_channel connect() {
+    return tcp::blocking_channel::connect("127.0.0.1", srv->local_endpoint().port(), std::chrono::seconds(20));
+  }
+
+  std::vector<std::error_code> wait_closes(std::size_t n) {
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, wait_limit, [&] { return closes.size() >= n; });
+    return closes;
+  }
+
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> guard = asio::make_work_guard(io);
+  asio::thread_pool pool{2};
+  std::optional<tcp::server> srv;
+  std::thread io_thread;
+  std::vector<std::thread> workers;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::error_code> closes;
+};
+
+std::vector<std::byte> echo(tcp::blocking_channel& ch, const std::vector<std::byte>& msg,
+                            std::size_t max_fragment = rpc::max_fragment_length) {
+  ch.send_record(msg, max_fragment);
+  auto reply = ch.receive_record();
+  xdr::decoder d(reply);
+  auto body = d.get_opaque();
+  REQUIRE(d.remaining() == 0);
+  return {body.begin(), body.end()};
+}
+
+}  // namespace
+
+TEST_CASE("tcp: the server picks a port and echoes many records") {
+  fixture f(1 << 20);
+  CHECK(f.srv->local_endpoint().port() != 0);
+  auto ch = f.connect();
+  for (std::uint32_t i = 0; i < 300; ++i) {
+    auto msg = pattern(i * 37 % 5000, i);
+    REQUIRE(echo(ch, msg) == msg);
+  }
+  REQUIRE(f.srv->connection_count() == 1);
+  auto conn = f.srv->connections()[0];
+  CHECK(eventually([&] { return conn->stats().records_out == 300; }));
+  auto st = conn->stats();
+  CHECK(st.records_in == 300);
+  CHECK(st.records_out == 300);
+}
+
+TEST_CASE("tcp: pipelined records all come back whole") {
+  fixture f(1 << 20);
+  auto ch = f.connect();
+  constexpr std::uint32_t n = 500;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    xdr::encoder e;
+    e.put_u32(i);
+    e.put_opaque(pattern(i % 300, i));
+    ch.send_record(e);
+  }
+  std::map<std::uint32_t, int> seen;  // the pool may reorder replies; each must be intact
+  for (std::uint32_t k = 0; k < n; ++k) {
+    auto reply = ch.receive_record();
+    xdr::decoder outer(reply);
+    auto rec = outer.get_opaque();
+    REQUIRE(outer.remaining() == 0);
+    xdr::decoder d(rec);
+    std::uint32_t i = d.get_u32();
+    auto body = d.get_opaque();
+    REQUIRE(d.remaining() == 0);
+    REQUIRE(i < n);
+    auto expect = pattern(i % 300, i);
+    REQUIRE(std::equal(body.begin(), body.end(), expect.begin(), expect.end()));
+    ++seen[i];
+  }
+  CHECK(seen.size() == n);
+}
+
+TEST_CASE("tcp: multi-fragment record is reassembled") {
+  fixture f(1 << 20);
+  auto ch = f.connect();
+  auto msg = pattern(100000, 3);
+  CHECK(echo(ch, msg, 4096) == msg);  // 25 fragments
+  CHECK(echo(ch, msg, 1) == std::vector<std::byte>(msg.begin(), msg.end()));  // absurd but legal
+}
+
+TEST_CASE("tcp: a 4 MiB record in both directions") {
+  fixture f(8 << 20);
+  auto ch = f.connect();
+  auto msg = pattern(4 << 20, 4);
+  CHECK(echo(ch, msg) == msg);
+  auto conn = f.srv->connections()[0];
+  CHECK(eventually([&] { return conn->stats().records_out == 1; }));
+  auto st = conn->stats();
+  CHECK(st.records_in == 1);
+  CHECK(st.bytes_in == (4u << 20) + 4);
+  CHECK(st.bytes_out == (4u << 20) + 8);  // record mark + opaque length
+}
+
+TEST_CASE("tcp: an oversize record closes that connection only") {
+  fixture f(64 * 1024);
+  auto good = f.connect();
+  auto bad = f.connect();
+  auto m = pattern(100, 1);
+  REQUIRE(echo(good, m) == m);
+  REQUIRE(echo(bad, m) == m);
+
+  SECTION("one fragment header announcing too much") {
+    auto h = rpc::make_fragment_header(64 * 1024 + 1, true);
+    bad.send_raw(h);
+  }
+  SECTION("fragments adding up to too much") {
+    auto big = pattern(64 * 1024 + 8, 2);
+    bad.send_record(big, 16 * 1024);
+  }
+  CHECK_THROWS_AS(bad.receive_record(), std::system_error);
+  auto closes = f.wait_closes(1);
+  REQUIRE(closes.size() == 1);
+  CHECK(closes[0] == std::errc::message_size);
+
+  auto m2 = pattern(60 * 1024, 5);
+  CHECK(echo(good, m2) == m2);
+  CHECK(f.srv->connection_count() == 1);
+}
+
+TEST_CASE("tcp: concurrent sends from several threads arrive whole and in per-thread order") {
+  constexpr std::uint32_t threads = 4, per_thread = 200;
+  fixture* self = nullptr;
+  fixture f(1 << 20, [&self](const std::shared_ptr<tcp::connection>& c, std::vector<std::byte>) {
+    for (std::uint32_t t = 0; t < threads; ++t) {
+      self->workers.emplace_back([c, t] {
+        for (std::uint32_t s = 0; s < per_thread; ++s) {
+          auto payload = std::make_shared<const std::vector<std::byte>>(pattern((s * 97 + t) % 3000, t * 1000 + s));
+          xdr::encoder e;
+          e.put_u32(t);
+          e.put_u32(s);
+          e.put_opaque_ref(*payload);  // referenced when >= 64 bytes, copied below
+          c->send(std::move(e), payload);
+        }
+      });
+    }
+  });
+  self = &f;
+  auto ch = f.connect();
+  ch.send_record(pattern(4, 0));  // the trigger
+  std::vector<std::uint32_t> next(threads, 0);
+  for (std::uint32_t k = 0; k < threads * per_thread; ++k) {
+    auto rec = ch.receive_record();
+    xdr::decoder d(rec);
+    std::uint32_t t = d.get_u32(), s = d.get_u32();
+    auto body = d.get_opaque();
+    REQUIRE(d.remaining() == 0);
+    REQUIRE(t < threads);
+    REQUIRE(s == next[t]);
+    ++next[t];
+    auto expect = pattern((s * 97 + t) % 3000, t * 1000 + s);
+    REQUIRE(std::equal(body.begin(), body.end(), expect.begin(), expect.end()));
+  }
+  CHECK(next == std::vector<std::uint32_t>(threads, per_thread));
+}
+
+TEST_CASE("tcp: several clients at once") {
+  fixture f(1 << 20);
+  constexpr int clients = 6;
+  std::atomic<int> ok{0}, failed{0};
+  std::vector<std::thread> ts;
+  for (int c = 0; c < clients; ++c) {
+    ts.emplace_back([&, c] {
+      try {
+        auto ch = f.connect();
+        for (std::uint32_t i = 0; i < 100; ++i) {
+          ch.send_record(pattern(i * 13 + 5, c * 1000 + i));
+          auto reply = ch.receive_record();
+          xdr::decoder d(reply);
+          auto body = d.get_opaque();
+          auto expect = pattern(i * 13 + 5, c * 1000 + i);
+          if (d.remaining() == 0 && std::equal(body.begin(), body.end(), expect.begin(), expect.end())) ++ok;
+          else ++failed;
+        }
+      } catch (...) {
+        ++failed;
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  CHECK(failed == 0);
+  CHECK(ok == clients * 100);
+}
+
+TEST_CASE("tcp: keepalive is released once the record is written") {
+  std::promise<std::weak_ptr<const void>> sent;
+  fixture f(1 << 20, [&sent](const std::shared_ptr<tcp::connection>& c, std::vector<std::byte>) {
+    auto payload = std::make_shared<const std::vector<std::byte>>(pattern(10000, 8));
+    xdr::encoder e;
+    e.put_opaque_ref(*payload);
+    REQUIRE(e.referenced_bytes() == 10000);
+    sent.set_value(payload);
+    c->send(std::move(e), std::move(payload));
+  });
+  auto ch = f.connect();
+  ch.send_record(pattern(4, 0));
+  auto reply = ch.receive_record();
+  CHECK(reply.size() == 10004);
+  auto weak = sent.get_future().get();
+  // The write has completed (we read the reply); its completion handler, which drops the
+  // keepalive, runs on the io thread soon after. Wait for it, bounded.
+  CHECK(eventually([&] { return weak.expired(); }));
+}
+
+TEST_CASE("tcp: stop() closes the connections and refuses new ones") {
+  auto f = std::make_unique<fixture>(1 << 20);
+  auto ch = f->connect();
+  auto m = pattern(10, 1);
+  REQUIRE(echo(ch, m) == m);
+  auto port = f->srv->local_endpoint().port();
+  f->srv->stop();
+  CHECK_THROWS_AS(ch.receive_record(), std::system_error);
+  CHECK(f->srv->connection_count() == 0);
+  CHECK_THROWS_AS(tcp::blocking_channel::connect("127.0.0.1", port), std::system_error);
+}
+
+TEST_CASE("tcp: blocking_channel receive times out instead of hanging") {
+  fixture f(1 << 20, [](const std::shared_ptr<tcp::connection>&, std::vector<std::byte>) {});
+  auto ch = f.connect();
+  ch.set_receive_timeout(std::chrono::milliseconds(50));
+  ch.send_record(pattern(4, 0));
+  try {
+    (void)ch.receive_record();
+    FAIL("no timeout");
+  } catch (const std::system_error& e) {
+    CHECK(e.code() == std::errc::timed_out);
+  }
+}
+
+namespace {
+// A tiny RPC program 400100 v1: proc 0 returns arg+1; proc 2 needs AUTH_SYS and returns
+// the uid; anything else is PROC_UNAVAIL. Malformed calls get the reply decode_call owes.
+void rpc_service(const std::shared_ptr<tcp::connection>& c, std::vector<std::byte> rec) {
+  xdr::decoder d(rec);
+  xdr::encoder out;
+  try {
+    rpc::call_header h = rpc::decode_call(d);
+    if (h.prog != 400100) {
+      rpc::encode_accepted_reply(out, h.xid, rpc::accept_stat::prog_unavail);
+    } else if (h.vers != 1) {
+      rpc::encode_accepted_reply(out, h.xid, rpc::accept_stat::prog_mismatch, {}, {1, 1});
+    } else if (h.proc == 0) {
+      std::uint32_t x = 0;
+      try {
+        x = d.get_u32();
+      } catch (const xdr::decode_error&) {
+        rpc::encode_accepted_reply(out, h.xid, rpc::accept_stat::garbage_args);
+        c->send(std::move(out));
+        return;
+      }
+      rpc::encode_accepted_reply(out, h.xid, rpc::accept_stat::success);
+      out.put_u32(x + 1);
+    } else if (h.proc == 2) {
+      if (h.cred.flavor != rpc::auth_flavor::sys) {
+        rpc::encode_denied_reply(out, h.xid, rpc::auth_stat::tooweak);
+      } else {
+        rpc::encode_accepted_reply(out, h.xid, rpc::accept_stat::success);
+        out.put_u32(rpc::parse_authsys(h.cred).uid);
+      }
+    } else {
+      rpc::encode_accepted_reply(out, h.xid, rpc::accept_stat::proc_unavail);
+    }
+  } catch (const rpc::call_error& e) {
+    if (!e.encode_reply(out)) return;
+  }
+  c->send(std::move(out));
+}
+}  // namespace
+
+TEST_CASE("tcp: rpc_call end to end") {
+  fixture f(1 << 20, rpc_service);
+  auto ch = f.connect();
+  auto body = tcp::rpc_call(ch, 400100, 1, 0, [](xdr::encoder& e) { e.put_u32(41); });
+  CHECK(body == std::vector<std::byte>{std::byte{0}, std::byte{0}, std::byte{0}, std::byte{42}});
+
+  auto cred = rpc::make_authsys({1, "tester", 1234, 5, {}});
+  body = tcp::rpc_call(ch, 400100, 1, 2, {}, cred);
+  CHECK(xdr::from_bytes<std::uint32_t>(body) == 1234);
+
+  auto expect_error = [&](std::uint32_t prog, std::uint32_t vers, std::uint32_t proc, auto check) {
+    try {
+      tcp::rpc_call(ch, prog, vers, proc, {});
+      FAIL("rpc_call did not throw");
+    } catch (const rpc::reply_error& e) {
+      check(e.header());
+    }
+  };
+  expect_error(400100, 1, 2, [](const rpc::reply_header& h) {
+    CHECK(h.stat == rpc::reply_stat::msg_denied);
+    CHECK(h.auth == rpc::auth_stat::tooweak);
+  });
+  expect_error(400100, 1, 9, [](const rpc::reply_header& h) { CHECK(h.accepted == rpc::accept_stat::proc_unavail); });
+  expect_error(400100, 3, 0, [](const rpc::reply_header& h) {
+    CHECK(h.accepted == rpc::accept_stat::prog_mismatch);
+    CHECK(h.mismatch == rpc::mismatch_info{1, 1});
+  });
+  expect_error(400100, 1, 0, [](const rpc::reply_header& h) { CHECK(h.accepted == rpc::accept_stat::garbage_args); });
+  expect_error(7, 1, 0, [](const rpc::reply_header& h) { CHECK(h.accepted == rpc::accept_stat::prog_unavail); });
+
+  SECTION("rpcvers 3 is answered RPC_MISMATCH 2..2") {
+    xdr::encoder e;
+    for (std::uint32_t w : {77u, 0u, 3u, 400100u, 1u, 0u, 0u, 0u, 0u, 0u}) e.put_u32(w);
+    ch.send_record(e);
+    auto reply = ch.receive_record();
+    xdr::decoder d(reply);
+    auto h = rpc::decode_reply(d);
+    CHECK(h.xid == 77);
+    CHECK(h.rejected == rpc::reject_stat::rpc_mismatch);
+    CHECK(h.mismatch == rpc::mismatch_info{2, 2});
+  }
+  SECTION("a reply with the wrong xid is an error") {
+    rpc::call_header h{5, 400100, 1, 0, {}, {}};
+    xdr::encoder e;
+    rpc::encode_call(e, {6, 400100, 1, 0, {}, {}});
+    e.put_u32(1);
+    ch.send_record(e);  // an extra call whose reply arrives first
+    CHECK_THROWS_WITH(tcp::rpc_call(ch, h, [](xdr::encoder& a) { a.put_u32(1); }),
+                      Catch::Contains("does not match"));
+  }
+}
