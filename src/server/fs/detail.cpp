@@ -1,0 +1,53 @@
+#include "server/fs/detail.hpp"
+
+#include <sys/xattr.h>
+#include <unistd.h>
+
+namespace vnfs::server::fs::detail {
+
+int statx_fd(int fd, unsigned mask, struct statx& st) noexcept {
+  if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT, mask, &st) != 0)
+    return errno;
+  return 0;
+}
+
+std::error_code require_regular(const object& obj) noexcept {
+  switch (obj.type()) {
+    case file_type::regular: return {};
+    case file_type::directory: return sys_error(EISDIR);
+    case file_type::symlink: return sys_error(ELOOP);
+    default: return errc::wrong_type;
+  }
+}
+
+int open_data(const object& obj, int flags, std::error_code& ec) noexcept {
+  if (auto e = require_regular(obj)) {
+    ec = e;
+    return -1;
+  }
+  // O_NOFOLLOW cannot be used here (it would refuse the magic link itself), but the magic
+  // link resolves to the very inode of the O_PATH descriptor, which is a regular file: no
+  // symlink is involved. O_NONBLOCK guards against blocking should that ever not hold.
+  int fd = ::open(proc_path(obj.fd()).c_str(), flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    ec = last_error();
+    return -1;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    ec = errc::wrong_type;
+    return -1;
+  }
+  ec.clear();
+  return fd;
+}
+
+void drop_create_verifier(const object& obj) noexcept {
+  if (obj.type() != file_type::regular) return;
+  proc_path p(obj.fd());
+  if (::getxattr(p.c_str(), createverf_xattr, nullptr, 0) >= 0)
+    ::removexattr(p.c_str(), createverf_xattr);
+}
+
+}  // namespace vnfs::server::fs::detail

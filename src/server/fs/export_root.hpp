@@ -1,0 +1,101 @@
+// vnfsd export file system: the export, its filehandles and its confinement.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <system_error>
+#include <vector>
+
+#include "server/fs/error.hpp"
+#include "server/fs/object.hpp"
+
+namespace vnfs::server::fs {
+
+/// File-system totals of an export (fstatvfs on its root).
+struct fs_stats {
+  std::uint64_t bytes_total = 0;
+  std::uint64_t bytes_free = 0;   ///< free for root
+  std::uint64_t bytes_avail = 0;  ///< free for unprivileged users
+  std::uint64_t files_total = 0;
+  std::uint64_t files_free = 0;
+  std::uint64_t files_avail = 0;
+  std::uint32_t name_max = 0;  ///< longest name component
+};
+
+/// One exported directory tree.
+///
+/// Filehandles. fh_of() builds an opaque handle from the kernel's persistent handle
+/// (name_to_handle_at) and authenticates it with a MAC under a per-export secret key:
+///
+///   byte 0      format version (1)
+///   byte 1      n = length of the kernel handle (at most 106)
+///   bytes 2-5   kernel handle type (big-endian int32)
+///   bytes 6..   the n bytes of the kernel handle
+///   last 16     HMAC-SHA256(key, bytes 0 .. 6+n-1), truncated to 16 bytes
+///
+/// so a handle is 22 + n <= 128 (NFS4_FHSIZE) bytes. The key is 32 random bytes stored in
+/// the extended attribute `trusted.vnfs.fhkey` of the export root (trusted.* is visible
+/// to and settable by CAP_SYS_ADMIN only, so clients can neither read nor set it): handles
+/// survive a restart of vnfsd on the same export, and a handle of another export, or a
+/// forged one, never verifies. resolve() only opens objects behind handles this export
+/// minted, which is what confines it (handles stay valid for objects that a local process
+/// moves out of the export, as knfsd's no_subtree_check does).
+///
+/// Mount points inside the export are not crossed: lookup refuses them (EXDEV) and fh_of
+/// refuses objects of other mounts (EXDEV).
+///
+/// Thread-safe: all members are immutable after construction.
+class export_root {
+ public:
+  static constexpr std::size_t max_fh_size = 128;  ///< NFS4_FHSIZE
+  static constexpr std::size_t mac_size = 16;
+  static constexpr std::size_t key_size = 32;
+  static constexpr const char* key_xattr = "trusted.vnfs.fhkey";
+
+  /// Opens the export at `dir` (symlinks in `dir` itself are followed: the administrator
+  /// names it) and loads its key, creating it on first use (random bytes from getrandom).
+  /// Throws std::system_error with a message naming the directory and the cause, notably
+  /// when the file system refuses the trusted.* extended attribute (ENOTSUP, or EPERM
+  /// without CAP_SYS_ADMIN) or the stored key is corrupt.
+  explicit export_root(const std::filesystem::path& dir);
+
+  export_root(export_root&&) noexcept = default;
+  export_root& operator=(export_root&&) noexcept = default;
+
+  const std::filesystem::path& path() const noexcept { return path_; }
+  /// The export's root directory. Usable concurrently; clone() it to own a copy.
+  const object& root() const noexcept { return root_; }
+
+  /// The filehandle of `obj` (an object of this export). EXDEV if it lives on another
+  /// mount; EOVERFLOW if the kernel handle does not fit; errors of name_to_handle_at.
+  std::vector<std::byte> fh_of(const object& obj, std::error_code& ec) const;
+
+  /// The object behind a handle made by fh_of (of this or an earlier instance on the same
+  /// export). errc::bad_handle if the size, version or MAC is wrong; ESTALE if it was valid
+  /// but the object no longer exists (including a removed file that is still held open).
+  /// Runs open_by_handle_at with the root file-system identity even under a scoped_identity.
+  object resolve(std::span<const std::byte> fh, std::error_code& ec) const;
+
+  /// The parent directory of directory `dir` (LOOKUPP). ENOENT at the export root (never
+  /// escapes above it); ENOTDIR if `dir` is not a directory; EACCES without search access.
+  object parent(const object& dir, std::error_code& ec) const;
+
+  /// Whether `obj` is the export root (same inode). False on error.
+  bool is_root(const object& obj) const noexcept;
+
+  fs_stats statfs(std::error_code& ec) const;
+
+ private:
+  std::filesystem::path path_;
+  object root_;
+  unique_fd mount_fd_;  ///< O_RDONLY on the root: open_by_handle_at refuses O_PATH descriptors
+  std::array<unsigned char, key_size> key_{};
+  int mount_id_ = -1;
+  std::uint64_t root_ino_ = 0;
+  std::uint32_t root_dev_major_ = 0, root_dev_minor_ = 0;
+};
+
+}  // namespace vnfs::server::fs

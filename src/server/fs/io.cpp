@@ -1,0 +1,184 @@
+#include "server/fs/io.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "server/fs/detail.hpp"
+#include "server/fs/identity.hpp"
+
+namespace vnfs::server::fs {
+namespace {
+
+int sync_flags(stability how) noexcept {
+  switch (how) {
+    case stability::unstable: return 0;
+    case stability::data_sync: return O_DSYNC;
+    case stability::file_sync: return O_SYNC;
+  }
+  return O_SYNC;
+}
+
+// Plain read/write copy for when copy_file_range cannot serve the pair.
+std::uint64_t copy_by_hand(int in, std::uint64_t in_off, int out, std::uint64_t out_off,
+                           std::uint64_t count, std::error_code& ec) {
+  std::vector<char> buf(1 << 20);
+  std::uint64_t done = 0;
+  while (count == 0 || done < count) {
+    std::size_t want = buf.size();
+    if (count != 0 && count - done < want) want = static_cast<std::size_t>(count - done);
+    ssize_t r = ::pread(in, buf.data(), want, static_cast<off_t>(in_off + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      ec = detail::last_error();
+      return done;
+    }
+    if (r == 0) break;
+    for (ssize_t w = 0; w < r;) {
+      ssize_t k = ::pwrite(out, buf.data() + w, static_cast<std::size_t>(r - w),
+                           static_cast<off_t>(out_off + done + static_cast<std::uint64_t>(w)));
+      if (k < 0) {
+        if (errno == EINTR) continue;
+        ec = detail::last_error();
+        return done + static_cast<std::uint64_t>(w);
+      }
+      w += k;
+    }
+    done += static_cast<std::uint64_t>(r);
+  }
+  ec.clear();
+  return done;
+}
+
+}  // namespace
+
+read_result read(const object& file, std::uint64_t offset, std::span<std::byte> buf,
+                 std::error_code& ec) {
+  read_result res;
+  unique_fd fd(detail::open_data(file, O_RDONLY, ec));
+  if (!fd) return res;
+  while (res.count < buf.size()) {
+    ssize_t r = ::pread(fd.get(), buf.data() + res.count, buf.size() - res.count,
+                        static_cast<off_t>(offset + res.count));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      ec = detail::last_error();
+      return res;
+    }
+    if (r == 0) {
+      res.eof = true;
+      break;
+    }
+    res.count += static_cast<std::size_t>(r);
+  }
+  if (!res.eof) {
+    struct stat st {};
+    if (::fstat(fd.get(), &st) == 0)
+      res.eof = offset + res.count >= static_cast<std::uint64_t>(st.st_size);
+  }
+  ec.clear();
+  return res;
+}
+
+std::size_t write(const object& file, std::uint64_t offset, std::span<const std::byte> data,
+                  stability how, std::error_code& ec) {
+  unique_fd fd(detail::open_data(file, O_WRONLY | sync_flags(how), ec));
+  if (!fd) return 0;
+  detail::drop_create_verifier(file);
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t w = ::pwrite(fd.get(), data.data() + done, data.size() - done,
+                         static_cast<off_t>(offset + done));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      ec = detail::last_error();
+      return done;
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  ec.clear();
+  return done;
+}
+
+append_result append(const object& file, std::span<const std::byte> data, stability how,
+                     std::error_code& ec) {
+  append_result res;
+  unique_fd fd(detail::open_data(file, O_WRONLY | O_APPEND | sync_flags(how), ec));
+  if (!fd) return res;
+  detail::drop_create_verifier(file);
+  ssize_t w;
+  do {
+    w = ::write(fd.get(), data.data(), data.size());
+  } while (w < 0 && errno == EINTR);
+  if (w < 0) {
+    ec = detail::last_error();
+    return res;
+  }
+  // The descriptor is private, so its position is the end of exactly our write.
+  off_t end = ::lseek(fd.get(), 0, SEEK_CUR);
+  if (end < 0) {
+    ec = detail::last_error();
+    return res;
+  }
+  res.count = static_cast<std::size_t>(w);
+  res.offset = static_cast<std::uint64_t>(end) - res.count;
+  if (res.count < data.size()) ec = sys_error(ENOSPC);
+  else ec.clear();
+  return res;
+}
+
+void sync(const object& file, bool data_only, std::error_code& ec) {
+  unique_fd fd;
+  {
+    scoped_fs_root as_root;
+    if (file.is_directory()) {
+      fd.reset(::openat(file.fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (!fd) ec = detail::last_error();
+    } else {
+      fd.reset(detail::open_data(file, O_RDONLY, ec));
+    }
+  }
+  if (!fd) return;
+  if ((data_only ? ::fdatasync(fd.get()) : ::fsync(fd.get())) != 0) {
+    ec = detail::last_error();
+    return;
+  }
+  ec.clear();
+}
+
+std::uint64_t copy(const object& src, std::uint64_t src_offset, const object& dst,
+                   std::uint64_t dst_offset, std::uint64_t count, std::error_code& ec) {
+  unique_fd in(detail::open_data(src, O_RDONLY, ec));
+  if (!in) return 0;
+  unique_fd out(detail::open_data(dst, O_WRONLY, ec));
+  if (!out) return 0;
+  detail::drop_create_verifier(dst);
+
+  std::uint64_t done = 0;
+  while (count == 0 || done < count) {
+    std::uint64_t want = count == 0 ? (1u << 30) : count - done;
+    if (want > (1u << 30)) want = 1u << 30;
+    loff_t in_off = static_cast<loff_t>(src_offset + done);
+    loff_t out_off = static_cast<loff_t>(dst_offset + done);
+    ssize_t r = ::copy_file_range(in.get(), &in_off, out.get(), &out_off,
+                                  static_cast<std::size_t>(want), 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EXDEV || errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL) {
+        std::uint64_t rest = count == 0 ? 0 : count - done;
+        done += copy_by_hand(in.get(), src_offset + done, out.get(), dst_offset + done, rest, ec);
+        return done;
+      }
+      ec = detail::last_error();
+      return done;
+    }
+    if (r == 0) break;  // end of src
+    done += static_cast<std::uint64_t>(r);
+  }
+  ec.clear();
+  return done;
+}
+
+}  // namespace vnfs::server::fs

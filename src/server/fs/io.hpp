@@ -1,0 +1,64 @@
+// vnfsd export file system: file data (read, write, append, sync, copy).
+//
+// Each call opens the object's inode for I/O afresh by re-opening its O_PATH descriptor
+// through /proc/self/fd (no open-file cache yet): the kernel checks access under the
+// calling thread's identity, and nothing is ever reached through a symlink. Only regular
+// files carry data: a directory gives EISDIR, a symlink ELOOP, anything else
+// errc::wrong_type, before anything is opened.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <system_error>
+
+#include "server/fs/error.hpp"
+#include "server/fs/object.hpp"
+
+namespace vnfs::server::fs {
+
+struct read_result {
+  std::size_t count = 0;  ///< bytes placed at the start of the buffer
+  bool eof = false;       ///< the read reached the end of the file
+};
+
+/// Reads up to buf.size() bytes at `offset` (short only at end of file).
+read_result read(const object& file, std::uint64_t offset, std::span<std::byte> buf,
+                 std::error_code& ec);
+
+enum class stability {
+  unstable,   ///< page cache; sync() later (NFS UNSTABLE4 + COMMIT)
+  data_sync,  ///< O_DSYNC (DATA_SYNC4)
+  file_sync,  ///< O_SYNC (FILE_SYNC4)
+};
+
+/// Writes all of `data` at `offset`; returns the bytes written (fewer only with an error
+/// such as ENOSPC after partial progress, in which case ec is set too). Drops an
+/// exclusive-create verifier first.
+std::size_t write(const object& file, std::uint64_t offset, std::span<const std::byte> data,
+                  stability how, std::error_code& ec);
+
+struct append_result {
+  std::uint64_t offset = 0;  ///< where the data landed
+  std::size_t count = 0;     ///< bytes written
+};
+
+/// Appends `data` at the end of the file atomically with O_APPEND: concurrent appends
+/// (from any thread or process) never interleave or overlap. One write(2): on a short
+/// write (ENOSPC, EFBIG) count says how much landed.
+append_result append(const object& file, std::span<const std::byte> data, stability how,
+                     std::error_code& ec);
+
+/// Flushes the file to stable storage: fdatasync if data_only, else fsync. Directories
+/// are accepted too (fsync of the directory). The flush is done with the root file-system
+/// identity: it reads and writes no data, and COMMIT must work for write-only files.
+void sync(const object& file, bool data_only, std::error_code& ec);
+
+/// Copies `count` bytes (0: up to the end of `src`) from `src` at src_offset to `dst` at
+/// dst_offset with copy_file_range, looping until done or end of file (falls back to
+/// read/write where the kernel cannot copy, e.g. across file systems). Returns the bytes
+/// copied; fewer than `count` only at end of `src` or with ec set.
+std::uint64_t copy(const object& src, std::uint64_t src_offset, const object& dst,
+                   std::uint64_t dst_offset, std::uint64_t count, std::error_code& ec);
+
+}  // namespace vnfs::server::fs

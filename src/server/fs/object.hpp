@@ -1,0 +1,58 @@
+// vnfsd export file system: an object of the export (file, directory, symlink, ...).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <system_error>
+
+#include "server/fs/unique_fd.hpp"
+
+namespace vnfs::server::fs {
+
+/// Kinds of objects. The numeric values are those of NFSv4's nfs_ftype4 (NF4REG = 1 ...),
+/// so handlers may convert with a static_cast.
+enum class file_type : std::uint8_t {
+  regular = 1,
+  directory = 2,
+  block = 3,
+  character = 4,
+  symlink = 5,
+  socket = 6,
+  fifo = 7,
+};
+
+/// The file_type of a st_mode / stx_mode value (S_IFMT bits). Unknown kinds map to regular.
+file_type file_type_of(mode_t mode) noexcept;
+
+/// One object of an export: an O_PATH descriptor (RAII) plus its type. An O_PATH descriptor
+/// pins the inode, grants no access by itself and never follows a symlink (a symlink object
+/// refers to the link itself). Move-only and cheap to move; the descriptor may be used from
+/// several threads at once (all operations are positional / *at()-relative).
+///
+/// Objects are made by export_root (root(), resolve(), parent()) and by the directory
+/// operations; the public constructor is for those, and requires that `type` be the type
+/// of the inode `fd` refers to.
+class object {
+ public:
+  object() noexcept = default;
+  object(unique_fd fd, file_type type) noexcept : fd_(std::move(fd)), type_(type) {}
+
+  int fd() const noexcept { return fd_.get(); }
+  file_type type() const noexcept { return type_; }
+  bool is_directory() const noexcept { return type_ == file_type::directory; }
+  explicit operator bool() const noexcept { return static_cast<bool>(fd_); }
+
+  /// A second object for the same inode (a dup'ed descriptor), e.g. for SAVEFH.
+  object clone(std::error_code& ec) const;
+
+  /// Wraps an O_PATH descriptor, finding its type with statx. On failure the descriptor
+  /// is closed and an empty object returned.
+  static object from_fd(unique_fd fd, std::error_code& ec);
+
+ private:
+  unique_fd fd_;
+  file_type type_ = file_type::regular;
+};
+
+}  // namespace vnfs::server::fs

@@ -1,0 +1,390 @@
+// export_root: key persistence, filehandles (stability, forgery, staleness), confinement.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <fstream>
+
+#include "fixture.hpp"
+#include "server/fs/attributes.hpp"
+#include "server/fs/directory.hpp"
+#include "server/fs/io.hpp"
+#include "server/fs/name.hpp"
+
+using namespace vnfs::server::fs;
+using vnfs::server::fs::test::export_fixture;
+
+namespace {
+
+std::error_code sys(int e) { return {e, std::system_category()}; }
+
+object must_create(const object& dir, const char* name) {
+  std::error_code ec;
+  auto r = create(dir, name, {}, ec);
+  REQUIRE_FALSE(ec);
+  REQUIRE(r.created);
+  return std::move(r.file);
+}
+
+std::uint64_t ino_of(const object& o) {
+  std::error_code ec;
+  auto a = stat(o, ec);
+  REQUIRE_FALSE(ec);
+  return a.ino;
+}
+
+}  // namespace
+
+TEST_CASE("export key is created once as a 32-byte trusted xattr and reused", "[fs][export]") {
+  export_fixture f;
+  unsigned char key1[64];
+  ssize_t n = ::getxattr(f.dir.c_str(), export_root::key_xattr, key1, sizeof key1);
+  REQUIRE(n == 32);
+  export_root second(f.dir);
+  unsigned char key2[64];
+  REQUIRE(::getxattr(f.dir.c_str(), export_root::key_xattr, key2, sizeof key2) == 32);
+  CHECK(std::memcmp(key1, key2, 32) == 0);
+}
+
+TEST_CASE("a corrupt key is a clear error", "[fs][export]") {
+  export_fixture f;
+  const char junk[5] = "abcd";
+  REQUIRE(::setxattr(f.dir.c_str(), export_root::key_xattr, junk, 4, 0) == 0);
+  try {
+    export_root again(f.dir);
+    FAIL("opened an export with a corrupt key");
+  } catch (const std::system_error& e) {
+    CHECK(std::string(e.what()).find("corrupt filehandle key") != std::string::npos);
+  }
+}
+
+TEST_CASE("opening a missing export directory throws", "[fs][export]") {
+  export_fixture f;
+  CHECK_THROWS_AS(export_root(f.dir / "nope"), std::system_error);
+}
+
+TEST_CASE("filehandles are stable across export_root instances", "[fs][fh]") {
+  export_fixture f;
+  std::error_code ec;
+  object file = must_create(f.exp.root(), "file");
+  object d = mkdir(f.exp.root(), "dir", 0755, ec);
+  REQUIRE_FALSE(ec);
+
+  auto fh_file = f.exp.fh_of(file, ec);
+  REQUIRE_FALSE(ec);
+  auto fh_dir = f.exp.fh_of(d, ec);
+  REQUIRE_FALSE(ec);
+  auto fh_root = f.exp.fh_of(f.exp.root(), ec);
+  REQUIRE_FALSE(ec);
+  CHECK(fh_file.size() <= export_root::max_fh_size);
+  CHECK(fh_file.size() >= 22);
+  CHECK(fh_file[0] == std::byte{1});
+  CHECK(fh_file.size() == 22 + std::to_integer<std::size_t>(fh_file[1]));
+  CHECK(fh_file != fh_dir);
+
+  export_root other(f.dir);  // as after a restart of vnfsd
+  CHECK(other.fh_of(file, ec) == fh_file);
+  CHECK(other.fh_of(d, ec) == fh_dir);
+  CHECK(other.fh_of(other.root(), ec) == fh_root);
+
+  object r = other.resolve(fh_file, ec);
+  REQUIRE_FALSE(ec);
+  CHECK(r.type() == file_type::regular);
+  CHECK(ino_of(r) == ino_of(file));
+  object rd = other.resolve(fh_dir, ec);
+  REQUIRE_FALSE(ec);
+  CHECK(rd.type() == file_type::directory);
+  CHECK(ino_of(rd) == ino_of(d));
+  object rr = other.resolve(fh_root, ec);
+  REQUIRE_FALSE(ec);
+  CHECK(other.is_root(rr));
+  CHECK(f.exp.is_root(rr));
+  CHECK_FALSE(f.exp.is_root(rd));
+}
+
+TEST_CASE("handles of symlinks and special files resolve to the object itself", "[fs][fh]") {
+  export_fixture f;
+  std::error_code ec;
+  object l = symlink(f.exp.root(), "l", "/etc/passwd", ec);
+  REQUIRE_FALSE(ec);
+  object p = mknod(f.exp.root(), "p", file_type::fifo, 0600, 0, 0, ec);
+  REQUIRE_FALSE(ec);
+  object rl = f.exp.resolve(f.exp.fh_of(l, ec), ec);
+  REQUIRE_FALSE(ec);
+  CHECK(rl.type() == file_type::symlink);
+  CHECK(readlink(rl, ec) == "/etc/passwd");
+  object rp = f.exp.resolve(f.exp.fh_of(p, ec), ec);
+  REQUIRE_FALSE(ec);
+  CHECK(rp.type() == file_type::fifo);
+}
+
+TEST_CASE("modified or malformed handles are bad handles", "[fs][fh]") {
+  export_fixture f;
+  std::error_code ec;
+  object file = must_create(f.exp.root(), "file");
+  const auto good = f.exp.fh_of(file, ec);
+  REQUIRE_FALSE(ec);
+
+  // Every single bit flip anywhere (version, length, type, kernel handle, MAC) is caught.
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      auto bad = good;
+      bad[i] ^= std::byte(1u << bit);
+      object o = f.exp.resolve(bad, ec);
+      INFO("byte " << i << " bit " << bit);
+      CHECK(ec == errc::bad_handle);
+      CHECK_FALSE(o);
+    }
+  }
+  auto shorter = good;
+  shorter.pop_back();
+  f.exp.resolve(shorter, ec);
+  CHECK(ec == errc::bad_handle);
+  auto longer = good;
+  longer.push_back(std::byte{0});
+  f.exp.resolve(longer, ec);
+  CHECK(ec == errc::bad_handle);
+  f.exp.resolve({}, ec);
+  CHECK(ec == errc::bad_handle);
+  std::vector<std::byte> huge(129, std::byte{0});
+  f.exp.resolve(huge, ec);
+  CHECK(ec == errc::bad_handle);
+  CHECK(ec.message() == "not a filehandle of this export");
+}
+
+TEST_CASE("a handle from another export (other key) is a bad handle", "[fs][fh]") {
+  export_fixture a;
+  export_fixture b;
+  std::error_code ec;
+  object file = must_create(a.exp.root(), "file");
+  auto fh = a.exp.fh_of(file, ec);
+  REQUIRE_FALSE(ec);
+  b.exp.resolve(fh, ec);
+  CHECK(ec == errc::bad_handle);
+}
+
+TEST_CASE("a hand-made handle of a file outside the export is rejected", "[fs][fh][confinement]") {
+  export_fixture f;
+  std::ofstream(f.outside / "secret") << "secret";
+  // The kernel handle of the outside file, wrapped in our format with a guessed MAC.
+  alignas(struct file_handle) unsigned char storage[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+  auto* h = reinterpret_cast<struct file_handle*>(storage);
+  h->handle_bytes = MAX_HANDLE_SZ;
+  int mount_id = 0;
+  REQUIRE(::name_to_handle_at(AT_FDCWD, (f.outside / "secret").c_str(), h, &mount_id, 0) == 0);
+  std::vector<std::byte> fh(6 + h->handle_bytes + 16, std::byte{0x5a});
+  fh[0] = std::byte{1};
+  fh[1] = std::byte(h->handle_bytes);
+  const auto t = static_cast<std::uint32_t>(h->handle_type);
+  fh[2] = std::byte(t >> 24);
+  fh[3] = std::byte(t >> 16);
+  fh[4] = std::byte(t >> 8);
+  fh[5] = std::byte(t);
+  std::memcpy(fh.data() + 6, h->f_handle, h->handle_bytes);
+  std::error_code ec;
+  object o = f.exp.resolve(fh, ec);
+  CHECK(ec == errc::bad_handle);
+  CHECK_FALSE(o);
+  // Same bytes with the MAC of another export: still rejected.
+  export_fixture other;
+  std::ofstream(other.dir / "x") << "x";
+  object x = lookup(other.exp.root(), "x", ec);
+  REQUIRE_FALSE(ec);
+  auto xfh = other.exp.fh_of(x, ec);
+  REQUIRE_FALSE(ec);
+  f.exp.resolve(xfh, ec);
+  CHECK(ec == errc::bad_handle);
+}
+
+TEST_CASE("the handle of a removed file is stale, not bad", "[fs][fh]") {
+  export_fixture f;
+  std::error_code ec;
+  std::vector<std::byte> fh;
+  {
+    object file = must_create(f.exp.root(), "gone");
+    fh = f.exp.fh_of(file, ec);
+    REQUIRE_FALSE(ec);
+  }
+  object d = mkdir(f.exp.root(), "dgone", 0755, ec);
+  auto dfh = f.exp.fh_of(d, ec);
+  REQUIRE_FALSE(ec);
+  d = object();
+
+  remove(f.exp.root(), "gone", ec);
+  REQUIRE_FALSE(ec);
+  remove(f.exp.root(), "dgone", ec);
+  REQUIRE_FALSE(ec);
+  object o = f.exp.resolve(fh, ec);
+  CHECK(ec == sys(ESTALE));
+  CHECK_FALSE(o);
+  f.exp.resolve(dfh, ec);
+  CHECK(ec == sys(ESTALE));
+}
+
+TEST_CASE("a removed file still held open is stale too", "[fs][fh]") {
+  export_fixture f;
+  std::error_code ec;
+  object file = must_create(f.exp.root(), "held");
+  auto fh = f.exp.fh_of(file, ec);
+  REQUIRE_FALSE(ec);
+  remove(f.exp.root(), "held", ec);
+  REQUIRE_FALSE(ec);
+  f.exp.resolve(fh, ec);  // `file` keeps the inode alive
+  CHECK(ec == sys(ESTALE));
+}
+
+TEST_CASE("names are single components", "[fs][confinement]") {
+  CHECK(check_name("") == errc::empty_name);
+  CHECK(check_name(".") == errc::bad_name);
+  CHECK(check_name("..") == errc::bad_name);
+  CHECK(check_name("a/b") == errc::bad_name);
+  CHECK(check_name("/") == errc::bad_name);
+  CHECK(check_name(std::string_view("a\0b", 3)) == errc::bad_name);
+  CHECK_FALSE(check_name("..."));
+  CHECK_FALSE(check_name(".hidden"));
+  CHECK_FALSE(check_name("a b"));
+
+  export_fixture f;
+  std::error_code ec;
+  object d = mkdir(f.exp.root(), "a", 0755, ec);
+  REQUIRE_FALSE(ec);
+  must_create(d, "b");
+  const auto& root = f.exp.root();
+  CHECK_FALSE(lookup(root, "..", ec));
+  CHECK(ec == errc::bad_name);
+  CHECK_FALSE(lookup(root, ".", ec));
+  CHECK(ec == errc::bad_name);
+  CHECK_FALSE(lookup(root, "a/b", ec));
+  CHECK(ec == errc::bad_name);
+  CHECK_FALSE(lookup(root, std::string_view("a\0b", 3), ec));
+  CHECK(ec == errc::bad_name);
+  CHECK_FALSE(lookup(root, "", ec));
+  CHECK(ec == errc::empty_name);
+  CHECK(make_error_code(errc::empty_name).category().name() == std::string("vnfs.server.fs"));
+
+  // The same checks guard every name-taking operation.
+  create(root, "..", {}, ec);
+  CHECK(ec == errc::bad_name);
+  mkdir(root, "x/y", 0755, ec);
+  CHECK(ec == errc::bad_name);
+  symlink(root, "", "t", ec);
+  CHECK(ec == errc::empty_name);
+  remove(root, "..", ec);
+  CHECK(ec == errc::bad_name);
+  rename(root, "a", root, "../a", ec);
+  CHECK(ec == errc::bad_name);
+  rename(root, ".", root, "z", ec);
+  CHECK(ec == errc::bad_name);
+  link(lookup(d, "b", ec), root, "../b", ec);
+  CHECK(ec == errc::bad_name);
+  CHECK(std::filesystem::exists(f.dir / "a"));
+}
+
+TEST_CASE("symlinks inside the export are never followed", "[fs][confinement]") {
+  export_fixture f;
+  std::ofstream(f.outside / "target") << "outside data";
+  std::error_code ec;
+  const auto& root = f.exp.root();
+  REQUIRE(::symlink("/etc", (f.dir / "etc").c_str()) == 0);
+  REQUIRE(::symlink("../../..", (f.dir / "up").c_str()) == 0);
+  REQUIRE(::symlink((f.outside / "target").c_str(), (f.dir / "tfile").c_str()) == 0);
+  REQUIRE(::symlink((f.outside / "newfile").c_str(), (f.dir / "dangling").c_str()) == 0);
+
+  for (const char* name : {"etc", "up", "tfile", "dangling"}) {
+    INFO(name);
+    object l = lookup(root, name, ec);
+    REQUIRE_FALSE(ec);
+    CHECK(l.type() == file_type::symlink);
+    // Cannot be used as a directory...
+    CHECK_FALSE(lookup(l, "passwd", ec));
+    CHECK(ec == sys(ENOTDIR));
+    // ... nor as a file.
+    std::byte buf[16];
+    read(l, 0, buf, ec);
+    CHECK(ec == sys(ELOOP));
+    write(l, 0, buf, stability::unstable, ec);
+    CHECK(ec == sys(ELOOP));
+    append(l, buf, stability::unstable, ec);
+    CHECK(ec == sys(ELOOP));
+    setattr(l, setattr_args{.size = 0}, ec);
+    CHECK(ec == sys(ELOOP));
+    f.exp.parent(l, ec);
+    CHECK(ec == sys(ENOTDIR));
+    // Opening by name does not follow it either.
+    create(root, name, {.mode = create_mode::unchecked}, ec);
+    CHECK(ec == sys(ELOOP));
+    create(root, name, {.mode = create_mode::unchecked, .truncate = true}, ec);
+    CHECK(ec == sys(ELOOP));
+    create(root, name, {.mode = create_mode::guarded}, ec);
+    CHECK(ec == sys(EEXIST));
+    create(root, name, {.mode = create_mode::exclusive}, ec);
+    CHECK(ec == sys(EEXIST));
+  }
+  CHECK_FALSE(std::filesystem::exists(f.outside / "newfile"));
+  std::ifstream in(f.outside / "target");
+  std::string s;
+  std::getline(in, s);
+  CHECK(s == "outside data");
+  CHECK(readlink(lookup(root, "up", ec), ec) == "../../..");
+}
+
+TEST_CASE("parent() walks up to the root and stops there", "[fs][confinement]") {
+  export_fixture f;
+  std::error_code ec;
+  object a = mkdir(f.exp.root(), "a", 0755, ec);
+  object b = mkdir(a, "b", 0755, ec);
+  REQUIRE_FALSE(ec);
+  object pb = f.exp.parent(b, ec);
+  REQUIRE_FALSE(ec);
+  CHECK(ino_of(pb) == ino_of(a));
+  object pa = f.exp.parent(pb, ec);
+  REQUIRE_FALSE(ec);
+  CHECK(f.exp.is_root(pa));
+  object pr = f.exp.parent(pa, ec);
+  CHECK(ec == sys(ENOENT));
+  CHECK_FALSE(pr);
+  f.exp.parent(f.exp.root(), ec);
+  CHECK(ec == sys(ENOENT));
+  // A resolved root handle is the root too.
+  object rr = f.exp.resolve(f.exp.fh_of(f.exp.root(), ec), ec);
+  REQUIRE_FALSE(ec);
+  f.exp.parent(rr, ec);
+  CHECK(ec == sys(ENOENT));
+  object file = must_create(a, "file");
+  f.exp.parent(file, ec);
+  CHECK(ec == sys(ENOTDIR));
+}
+
+TEST_CASE("statfs reports the export's file system", "[fs][export]") {
+  export_fixture f;
+  std::error_code ec;
+  fs_stats s = f.exp.statfs(ec);
+  REQUIRE_FALSE(ec);
+  struct statvfs sv {};
+  REQUIRE(::statvfs(f.dir.c_str(), &sv) == 0);
+  CHECK(s.bytes_total == std::uint64_t(sv.f_blocks) * sv.f_frsize);
+  CHECK(s.files_total == sv.f_files);
+  CHECK(s.bytes_total > 0);
+  CHECK(s.bytes_free <= s.bytes_total);
+  CHECK(s.bytes_avail <= s.bytes_free);
+  CHECK(s.files_free <= s.files_total);
+  CHECK(s.name_max == sv.f_namemax);
+}
+
+TEST_CASE("clone gives an independent object of the same inode", "[fs][object]") {
+  export_fixture f;
+  std::error_code ec;
+  object a = must_create(f.exp.root(), "a");
+  object c = a.clone(ec);
+  REQUIRE_FALSE(ec);
+  CHECK(c.fd() != a.fd());
+  CHECK(c.type() == file_type::regular);
+  a = object();
+  CHECK(ino_of(c) != 0);
+  CHECK(file_type_of(S_IFDIR | 0755) == file_type::directory);
+  CHECK(static_cast<int>(file_type::fifo) == 7);  // nfs_ftype4 NF4FIFO
+}
