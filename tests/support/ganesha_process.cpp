@@ -6,6 +6,7 @@
 #include <deque>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "vnfs/test/free_port.hpp"
@@ -15,7 +16,17 @@ namespace vnfs::test {
 using namespace std::chrono_literals;
 
 namespace {
+
 std::string file_tail(const std::filesystem::path& file, std::size_t lines);
+
+bool log_contains(const std::filesystem::path& file, std::string_view text) {
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::filesystem::path ganesha_process::binary() {
@@ -142,9 +153,13 @@ bool ganesha_process::try_start(std::string& failure) {
       std::vector<std::string>{"-F", "-L", log_file_.string(), "-f", config_file_.string(), "-p", pid_file_.string()},
       std::move(so));
 
+  // Ganesha binds its port before its worker threads run; it logs "NFS SERVER
+  // INITIALIZED" (at level EVENT) once they do. Wait for both when the log level shows it.
+  const bool logs_event = opts_.log_level == "EVENT" || opts_.log_level == "INFO" || opts_.log_level == "DEBUG" ||
+                          opts_.log_level == "MID_DEBUG" || opts_.log_level == "FULL_DEBUG";
   auto deadline = std::chrono::steady_clock::now() + opts_.ready_timeout;
   for (;;) {
-    if (tcp_port_open(host_, port_)) return true;
+    if (tcp_port_open(host_, port_) && (!logs_event || log_contains(log_file_, "NFS SERVER INITIALIZED"))) return true;
     if (!child_->running()) {
       failure = "ganesha.nfsd " + child_->wait().describe() + "; its output:\n" +
                 file_tail(scratch_dir_ / "ganesha.out", 10) + "log tail:\n" + log_tail();

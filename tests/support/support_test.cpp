@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "vnfs/test/child_process.hpp"
 #include "vnfs/test/free_port.hpp"
@@ -421,6 +422,171 @@ TEST_CASE("ganesha_process serves NFSv4 on loopback and stops by pid") {
   CHECK(process_gone(pid));
   CHECK_FALSE(tcp_port_open("127.0.0.1", g.port()));
   CHECK(g.stop().raw == st.raw);  // idempotent
+}
+
+namespace {
+// A minimal hand-rolled NFSv4.1 client, independent of the project's own codecs, to check
+// that the generated configuration really exports export_dir() at pseudo_path().
+class nfs41_probe {
+ public:
+  explicit nfs41_probe(std::uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd_ >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    REQUIRE(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    timeval tv{10, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~nfs41_probe() { ::close(fd_); }
+
+  static void u32(std::string& b, std::uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) b.push_back(static_cast<char>((v >> shift) & 0xff));
+  }
+  static void u64(std::string& b, std::uint64_t v) {
+    u32(b, static_cast<std::uint32_t>(v >> 32));
+    u32(b, static_cast<std::uint32_t>(v));
+  }
+  static void opaque(std::string& b, std::string_view v) {
+    u32(b, static_cast<std::uint32_t>(v.size()));
+    b.append(v);
+    b.append((4 - v.size() % 4) % 4, '\0');
+  }
+  std::uint32_t get_u32(const std::string& r, std::size_t& off) {
+    REQUIRE(off + 4 <= r.size());
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(r[off + i]);
+    off += 4;
+    return v;
+  }
+
+  // Sends one COMPOUND (minor version 1, AUTH_SYS uid 0) of the given encoded operations;
+  // returns the reply from the first result on, after checking the RPC header and that
+  // the COMPOUND status is NFS4_OK and all results are present.
+  std::string compound(const std::vector<std::string>& ops) {
+    std::string body;
+    u32(body, ++xid_);
+    u32(body, 0);  // CALL
+    u32(body, 2);
+    u32(body, 100003);
+    u32(body, 4);
+    u32(body, 1);  // COMPOUND
+    std::string sys;
+    u32(sys, 0);  // stamp
+    opaque(sys, "vnfs-test");
+    u32(sys, 0);  // uid
+    u32(sys, 0);  // gid
+    u32(sys, 0);  // no extra gids
+    u32(body, 1);  // AUTH_SYS
+    opaque(body, sys);
+    u32(body, 0);  // verifier AUTH_NONE
+    u32(body, 0);
+    opaque(body, "");  // tag
+    u32(body, 1);      // minor version
+    u32(body, static_cast<std::uint32_t>(ops.size()));
+    for (const auto& op : ops) body += op;
+    std::string rec;
+    u32(rec, 0x80000000u | static_cast<std::uint32_t>(body.size()));
+    rec += body;
+    REQUIRE(::send(fd_, rec.data(), rec.size(), 0) == static_cast<ssize_t>(rec.size()));
+
+    std::string reply = recv_exact(4);
+    std::size_t off = 0;
+    std::uint32_t mark = get_u32(reply, off);
+    REQUIRE((mark & 0x80000000u) != 0);
+    reply = recv_exact(mark & 0x7fffffffu);
+    off = 0;
+    CHECK(get_u32(reply, off) == xid_);
+    CHECK(get_u32(reply, off) == 1);  // REPLY
+    CHECK(get_u32(reply, off) == 0);  // MSG_ACCEPTED
+    get_u32(reply, off);              // verifier flavor
+    off += (get_u32(reply, off) + 3) / 4 * 4;
+    REQUIRE(get_u32(reply, off) == 0);  // SUCCESS
+    CHECK(get_u32(reply, off) == 0);    // NFS4_OK
+    off += (get_u32(reply, off) + 3) / 4 * 4;  // tag
+    CHECK(get_u32(reply, off) == ops.size());
+    return reply.substr(off);
+  }
+
+ private:
+  std::string recv_exact(std::size_t n) {
+    std::string out(n, '\0');
+    std::size_t got = 0;
+    while (got < n) {
+      ssize_t r = ::recv(fd_, out.data() + got, n - got, 0);
+      REQUIRE(r > 0);
+      got += static_cast<std::size_t>(r);
+    }
+    return out;
+  }
+  int fd_ = -1;
+  std::uint32_t xid_ = 0x5000;
+};
+}  // namespace
+
+TEST_CASE("ganesha_process exports export_dir() at pseudo_path() over NFSv4.1") {
+  ganesha_process g;
+  std::ofstream(g.export_dir() / "hello.txt") << "hi\n";
+  nfs41_probe nfs(g.port());
+  using P = nfs41_probe;
+
+  std::string exchange_id;  // RFC 8881 18.35
+  P::u32(exchange_id, 42);
+  exchange_id += "verifier";
+  P::opaque(exchange_id, "vnfs-test-support-probe");
+  P::u32(exchange_id, 0x00010000);  // EXCHGID4_FLAG_USE_NON_PNFS
+  P::u32(exchange_id, 0);           // SP4_NONE
+  P::u32(exchange_id, 0);           // no implementation id
+  std::string r = nfs.compound({exchange_id});
+  std::size_t off = 0;
+  REQUIRE(nfs.get_u32(r, off) == 42);
+  REQUIRE(nfs.get_u32(r, off) == 0);
+  std::uint64_t clientid = std::uint64_t{nfs.get_u32(r, off)} << 32;
+  clientid |= nfs.get_u32(r, off);
+  std::uint32_t sequence = nfs.get_u32(r, off);
+
+  std::string create_session;  // RFC 8881 18.36
+  P::u32(create_session, 43);
+  P::u64(create_session, clientid);
+  P::u32(create_session, sequence);
+  P::u32(create_session, 0);  // no flags
+  for (int channel = 0; channel < 2; ++channel) {
+    for (std::uint32_t v : {0u, 1048576u, 1048576u, 4096u, 16u, 8u, 0u}) P::u32(create_session, v);
+  }
+  P::u32(create_session, 0x40000000);  // callback program
+  P::u32(create_session, 1);           // one callback security parameter: AUTH_NONE
+  P::u32(create_session, 0);
+  r = nfs.compound({create_session});
+  off = 0;
+  REQUIRE(nfs.get_u32(r, off) == 43);
+  REQUIRE(nfs.get_u32(r, off) == 0);
+  std::string session_id = r.substr(off, 16);
+
+  std::string sequence_op;  // RFC 8881 18.46
+  P::u32(sequence_op, 53);
+  sequence_op += session_id;
+  for (std::uint32_t v : {1u, 0u, 0u, 0u}) P::u32(sequence_op, v);  // seqid 1, slot 0, highest 0, no cache
+  std::string putrootfh, lookup_export, lookup_file, getfh;
+  P::u32(putrootfh, 24);
+  P::u32(lookup_export, 15);
+  P::opaque(lookup_export, g.pseudo_path().substr(1));
+  P::u32(lookup_file, 15);
+  P::opaque(lookup_file, "hello.txt");
+  P::u32(getfh, 10);
+  r = nfs.compound({sequence_op, putrootfh, lookup_export, lookup_file, getfh});
+  off = 0;
+  CHECK(nfs.get_u32(r, off) == 53);
+  CHECK(nfs.get_u32(r, off) == 0);
+  off += 16 + 5 * 4;  // SEQUENCE4resok
+  for (std::uint32_t op : {24u, 15u, 15u, 10u}) {
+    CHECK(nfs.get_u32(r, off) == op);
+    CHECK(nfs.get_u32(r, off) == 0);  // NFS4_OK
+  }
+  std::uint32_t fh_len = nfs.get_u32(r, off);
+  CHECK(fh_len > 0);
+  CHECK(fh_len <= 128);  // NFS4_FHSIZE
 }
 
 TEST_CASE("ganesha_process takes a custom pseudo path and rejects a relative one") {
