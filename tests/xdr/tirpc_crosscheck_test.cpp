@@ -32,6 +32,12 @@ xdrproc_t proc(F* f) {
   return reinterpret_cast<xdrproc_t>(reinterpret_cast<void (*)()>(f));
 }
 
+// memcpy/memcmp with a null pointer is undefined even for 0 bytes (empty vectors have one).
+void copy_bytes(void* to, const void* from, std::size_t n) {
+  if (n != 0) std::memcpy(to, from, n);
+}
+bool same_bytes(const void* a, const void* b, std::size_t n) { return n == 0 || std::memcmp(a, b, n) == 0; }
+
 /// Encodes with tirpc: fn must succeed; returns exactly the bytes it wrote.
 bytes tirpc_encode(const std::function<bool_t(XDR*)>& fn) {
   std::vector<char> buf(1 << 16);
@@ -41,14 +47,14 @@ bytes tirpc_encode(const std::function<bool_t(XDR*)>& fn) {
   u_int n = xdr_getpos(&x);
   xdr_destroy(&x);
   bytes out(n);
-  std::memcpy(out.data(), buf.data(), n);
+  copy_bytes(out.data(), buf.data(), n);
   return out;
 }
 
 /// Decodes with tirpc: fn must succeed and consume every byte.
 void tirpc_decode(const bytes& in, const std::function<bool_t(XDR*)>& fn) {
   std::vector<char> buf(in.size() + 4);  // xdrmem needs a non-null buffer even for 0 bytes
-  std::memcpy(buf.data(), in.data(), in.size());
+  copy_bytes(buf.data(), in.data(), in.size());
   XDR x;
   xdrmem_create(&x, buf.data(), static_cast<u_int>(in.size()), XDR_DECODE);
   REQUIRE(fn(&x));
@@ -155,7 +161,7 @@ TEST_CASE("tirpc: variable-length opaque (xdr_bytes), copied and referenced") {
     u_int back_len = 0;
     tirpc_decode(mine, [&](XDR* x) { return xdr_bytes(x, &q, &back_len, 4096); });
     REQUIRE(back_len == n);
-    CHECK(std::memcmp(q, v.data(), n) == 0);
+    CHECK(same_bytes(q, v.data(), n));
     CHECK(ours_decode<bytes>(theirs) == v);
     CHECK(theirs.size() == 4 + (n + 3) / 4 * 4);
   }
@@ -169,14 +175,14 @@ TEST_CASE("tirpc: fixed-length opaque (xdr_opaque), padding 0..3") {
     e.put_fixed_opaque(v);
     bytes mine = e.flatten();
     std::vector<char> src(n + 1);
-    std::memcpy(src.data(), v.data(), n);
+    copy_bytes(src.data(), v.data(), n);
     bytes theirs = tirpc_encode([&](XDR* x) { return xdr_opaque(x, src.data(), static_cast<u_int>(n)); });
     CHECK(mine == theirs);
     CHECK(mine.size() == (n + 3) / 4 * 4);
 
     std::vector<char> back(n + 1);
     tirpc_decode(mine, [&](XDR* x) { return xdr_opaque(x, back.data(), static_cast<u_int>(n)); });
-    CHECK(std::memcmp(back.data(), v.data(), n) == 0);
+    CHECK(same_bytes(back.data(), v.data(), n));
     xdr::decoder d(theirs);
     auto view = d.get_fixed_opaque(n);
     CHECK(bytes(view.begin(), view.end()) == v);
