@@ -184,4 +184,13 @@ TEST_CASE("copy of a 3 MiB file with copy_file_range", "[fs][io]") {
   object d = mkdir(f.exp.root(), "d", 0755, ec);
   copy(src, 0, d, 0, 10, ec);
   CHECK(ec == sys(EISDIR));
+
+  // Within one file: disjoint ranges copy, overlapping ones are refused.
+  CHECK(copy(src, 0, src, data.size(), 4096, ec) == 4096);
+  REQUIRE_FALSE(ec);
+  CHECK(stat(src, ec).size == data.size() + 4096);
+  copy(src, 0, src, 100, 200, ec);
+  CHECK(ec == sys(EINVAL));
+  copy(src, 0, src, 1 << 20, 0, ec);
+  CHECK(ec == sys(EINVAL));
 }

@@ -1,5 +1,8 @@
 // export_root: key persistence, filehandles (stability, forgery, staleness), confinement.
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
@@ -387,4 +390,53 @@ TEST_CASE("clone gives an independent object of the same inode", "[fs][object]")
   CHECK(ino_of(c) != 0);
   CHECK(file_type_of(S_IFDIR | 0755) == file_type::directory);
   CHECK(static_cast<int>(file_type::fifo) == 7);  // nfs_ftype4 NF4FIFO
+}
+
+TEST_CASE("an export on a file system without xattrs is refused clearly", "[fs][export]") {
+  try {
+    export_root bad("/proc/self");
+    FAIL("opened an export without xattr support");
+  } catch (const std::system_error& e) {
+    CHECK(e.code() == sys(EOPNOTSUPP));
+    CHECK(std::string(e.what()).find("refuses the extended attribute trusted.vnfs.fhkey") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("mount points inside the export are not crossed", "[fs][confinement]") {
+  export_fixture f;
+  std::filesystem::create_directory(f.dir / "mnt");
+  std::ofstream(f.outside / "other") << "x";
+  // A child in its own mount namespace bind-mounts "outside" onto export/mnt, so the host's
+  // mounts stay untouched. It reports through its exit code: 0 = all checks held.
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int code = 0;
+    try {
+      if (::unshare(CLONE_NEWNS) != 0) ::_exit(90);
+      if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(91);
+      if (::mount(f.outside.c_str(), (f.dir / "mnt").c_str(), nullptr, MS_BIND, nullptr) != 0)
+        ::_exit(92);
+      export_root exp(f.dir);
+      std::error_code ec;
+      object m = lookup(exp.root(), "mnt", ec);
+      if (ec != sys(EXDEV) || m) code |= 1;
+      unique_fd raw(::open((f.dir / "mnt").c_str(), O_PATH | O_DIRECTORY));
+      object across = object::from_fd(std::move(raw), ec);
+      if (ec) code |= 2;
+      exp.fh_of(across, ec);
+      if (ec != sys(EXDEV)) code |= 4;
+      auto other = lookup(across, "other", ec);  // (a hand-made object on the other mount)
+      exp.fh_of(other, ec);
+      if (ec != sys(EXDEV)) code |= 8;
+    } catch (...) {
+      code |= 64;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }

@@ -83,6 +83,35 @@ TEST_CASE("a request identity gets the kernel's permission checks", "[fs][identi
     CHECK_FALSE(ec);
     // Supplementary groups take part: the thread is not in group 0.
     CHECK(access(shared, access_read, ec) == 0);
+
+    // The rest of the name space works for what the identity owns.
+    create_how excl{.mode = create_mode::exclusive, .perm = 0600};
+    excl.verifier.fill(std::byte{3});
+    auto x = create(open, "excl", excl, ec);
+    REQUIRE_FALSE(ec);
+    CHECK(x.created);
+    auto again = create(open, "excl", excl, ec);
+    REQUIRE_FALSE(ec);
+    CHECK_FALSE(again.created);
+    link(x.file, open, "excl-link", ec);
+    CHECK_FALSE(ec);
+    rename(open, "excl-link", open, "renamed", ec);
+    CHECK_FALSE(ec);
+    remove(open, "renamed", ec);
+    CHECK_FALSE(ec);
+    CHECK(write(x.file, 0, std::as_bytes(std::span("hi", 2)), stability::unstable, ec) == 2);
+    CHECK_FALSE(ec);
+    setattr(x.file, {.mode = 0644, .mtime = time_update::at({1234, 5})}, ec);
+    CHECK_FALSE(ec);
+    CHECK(stat(x.file, ec).mtime == timestamp{1234, 5});
+    CHECK(access(x.file, access_read | access_write | access_execute, ec) ==
+          (access_read | access_write));
+    object l = symlink(open, "sl", "/etc/shadow", ec);
+    CHECK(stat(l, ec).uid == 1000);
+    remove(open, "sl", ec);
+    CHECK_FALSE(ec);
+    remove(root, "shared", ec);  // the root directory is 0755 root-owned
+    CHECK(ec == sys(EACCES));
   }
   CHECK(fsuid() == 0);
   {
@@ -133,6 +162,13 @@ TEST_CASE("the identity belongs to the calling thread only", "[fs][identity]") {
   t.join();
   CHECK_FALSE(thread_ec);
   CHECK(thread_owner == 1000);
+}
+
+TEST_CASE("a failed switch changes nothing", "[fs][identity]") {
+  std::vector<gid_t> too_many(70000, 1);  // more than NGROUPS_MAX (65536)
+  CHECK_THROWS_AS(scoped_identity(1000, 1000, too_many), std::system_error);
+  CHECK(fsuid() == 0);
+  CHECK(::getgroups(0, nullptr) == 0);
 }
 
 TEST_CASE("nested identities restore in order", "[fs][identity]") {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <limits>
 #include <vector>
 
 #include "server/fs/detail.hpp"
@@ -50,6 +51,20 @@ std::uint64_t copy_by_hand(int in, std::uint64_t in_off, int out, std::uint64_t 
   }
   ec.clear();
   return done;
+}
+
+// Whether a copy within one file would read what it writes (RFC 7862: NFS4ERR_INVAL).
+bool overlapping(int in, std::uint64_t in_off, int out, std::uint64_t out_off, std::uint64_t count,
+                 std::error_code& ec) {
+  struct stat a {}, b {};
+  if (::fstat(in, &a) != 0 || ::fstat(out, &b) != 0) {
+    ec = detail::last_error();
+    return true;
+  }
+  if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) return false;
+  const std::uint64_t in_end = count == 0 ? std::numeric_limits<std::uint64_t>::max() : in_off + count;
+  const std::uint64_t out_end = count == 0 ? std::numeric_limits<std::uint64_t>::max() : out_off + count;
+  return in_off < out_end && out_off < in_end;
 }
 
 }  // namespace
@@ -154,6 +169,10 @@ std::uint64_t copy(const object& src, std::uint64_t src_offset, const object& ds
   if (!in) return 0;
   unique_fd out(detail::open_data(dst, O_WRONLY, ec));
   if (!out) return 0;
+  if (overlapping(in.get(), src_offset, out.get(), dst_offset, count, ec)) {
+    if (!ec) ec = sys_error(EINVAL);
+    return 0;
+  }
   detail::drop_create_verifier(dst);
 
   std::uint64_t done = 0;
@@ -166,7 +185,7 @@ std::uint64_t copy(const object& src, std::uint64_t src_offset, const object& ds
                                   static_cast<std::size_t>(want), 0);
     if (r < 0) {
       if (errno == EINTR) continue;
-      if (errno == EXDEV || errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL) {
+      if (errno == EXDEV || errno == EOPNOTSUPP || errno == ENOSYS) {
         std::uint64_t rest = count == 0 ? 0 : count - done;
         done += copy_by_hand(in.get(), src_offset + done, out.get(), dst_offset + done, rest, ec);
         return done;

@@ -57,7 +57,8 @@ void sync(const object& file, bool data_only, std::error_code& ec);
 /// Copies `count` bytes (0: up to the end of `src`) from `src` at src_offset to `dst` at
 /// dst_offset with copy_file_range, looping until done or end of file (falls back to
 /// read/write where the kernel cannot copy, e.g. across file systems). Returns the bytes
-/// copied; fewer than `count` only at end of `src` or with ec set.
+/// copied; fewer than `count` only at end of `src` or with ec set. EINVAL for overlapping
+/// ranges of one file (with count 0 the ranges extend to the end).
 std::uint64_t copy(const object& src, std::uint64_t src_offset, const object& dst,
                    std::uint64_t dst_offset, std::uint64_t count, std::error_code& ec);
 

@@ -66,8 +66,9 @@ readdir_result readdir(const object& dir, std::uint64_t cookie, const readdir_op
   for (bool more = true; more;) {
     long n = ::syscall(SYS_getdents64, fd.get(), buf, sizeof buf);
     if (n < 0) {
-      ec = detail::last_error();
-      if (errno == EINVAL || errno == ENOENT) ec = errc::bad_cookie;
+      // Some file systems only notice an impossible position when reading from it.
+      const int e = errno;
+      ec = (e == EINVAL || e == ENOENT) ? std::error_code(errc::bad_cookie) : sys_error(e);
       return out;
     }
     if (n == 0) {
