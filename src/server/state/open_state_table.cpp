@@ -2,8 +2,10 @@
 #include "server/state/open_state_table.hpp"
 
 #include <sys/random.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 
 namespace vnfs::server {
@@ -50,6 +52,16 @@ bool overlaps(std::uint64_t s1, std::uint64_t e1, std::uint64_t s2, std::uint64_
 }  // namespace
 
 open_state_table::open_state_table() : tag_(random_tag()) {}
+
+file_key open_state_table::key_of(int fd, std::error_code& ec) {
+  struct ::stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ec = std::error_code(errno, std::system_category());
+    return {};
+  }
+  ec.clear();
+  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+}
 open_state_table::open_state_table(std::uint32_t instance_tag) : tag_(instance_tag) {}
 
 nfs4::stateid4 open_state_table::make_stateid(std::uint64_t id, std::uint32_t seqid) const {

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <system_error>
 #include <vector>
 
 #include "server/fs/unique_fd.hpp"
@@ -61,6 +62,9 @@ class open_state_table {
   open_state_table& operator=(const open_state_table&) = delete;
 
   std::uint32_t instance_tag() const noexcept { return tag_; }
+
+  /// The key of the file behind descriptor `fd` (any kind, O_PATH included): fstat.
+  static file_key key_of(int fd, std::error_code& ec);
 
   // ---- opens -------------------------------------------------------------------------
 

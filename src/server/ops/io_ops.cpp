@@ -1,0 +1,284 @@
+// Data operations: READ, WRITE, COMMIT (RFC 8881 §18.22, §18.32, §18.3) and the NFSv4.2
+// intra-server COPY (RFC 7862 §15.2).
+//
+// Stateids. READ/WRITE/COPY accept the special anonymous stateid (subject to share
+// reservations: NFS4ERR_LOCKED when an open denies the access, §9.7), the READ-bypass
+// stateid (all ones: reads ignore deny modes; for a write it counts as anonymous), the
+// "current" stateid, and open or lock stateids of the session's client for the current file.
+// Byte-range locks are advisory: READ/WRITE are not checked against them (mandatory
+// locking is optional in RFC 8881 §9.1 and not implemented).
+//
+// Data path. An open stateid carries the descriptors OPEN opened (open_state_table), so
+// READ/WRITE do no open(2); the special stateids fall back to the fs layer, which opens per
+// call under the caller's identity. READ data goes into a buffer owned by a shared_ptr kept
+// alive in ctx.keepalive, and the result refers to it (no copy before the socket).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <memory>
+
+#include "server/fs/attributes.hpp"
+#include "server/fs/detail.hpp"
+#include "server/fs/io.hpp"
+#include "server/ops/handlers.hpp"
+#include "server/ops/status_mapping.hpp"
+
+namespace vnfs::server {
+
+using nfs4::nfsstat4;
+
+namespace {
+
+/// The largest READ payload: 1 MiB, or less if the session's fore channel cannot carry it.
+constexpr std::uint32_t max_read = 1u << 20;
+/// What a READ reply needs besides the data (RPC and COMPOUND headers, SEQUENCE, PUTFH's
+/// status, READ's own fields), generously.
+constexpr std::uint32_t read_reply_overhead = 1024;
+
+constexpr std::uint64_t max_file_offset = static_cast<std::uint64_t>(LLONG_MAX);
+
+nfsstat4 require_regular(const held_fh& h) {
+  if (!h) return nfsstat4::NFS4ERR_NOFILEHANDLE;
+  switch (h.obj.type()) {
+    case fs::file_type::regular: return nfsstat4::NFS4_OK;
+    case fs::file_type::directory: return nfsstat4::NFS4ERR_ISDIR;
+    case fs::file_type::symlink: return nfsstat4::NFS4ERR_SYMLINK;
+    default: return nfsstat4::NFS4ERR_WRONG_TYPE;
+  }
+}
+
+/// Validates `in` for I/O on `h` (regular file) and, for open/lock stateids, hands out the
+/// descriptor OPEN cached (null: use the fs layer).
+nfsstat4 validate_io(const compound_context& ctx, const held_fh& h, const nfs4::stateid4& in,
+                     bool write, data_fd& fd) {
+  fd.reset();
+  if (nfsstat4 st = require_regular(h); st != nfsstat4::NFS4_OK) return st;
+  nfs4::stateid4 sid;
+  if (nfsstat4 st = ctx.resolve_stateid(in, sid); st != nfsstat4::NFS4_OK) return st;
+  if (sid.is_invalid() || sid.is_current()) return nfsstat4::NFS4ERR_BAD_STATEID;
+  std::error_code ec;
+  const file_key key = open_state_table::key_of(h.obj.fd(), ec);
+  if (ec) return to_nfsstat(ec);
+  if (sid.is_bypass() && !write) return nfsstat4::NFS4_OK;
+  if (sid.is_anonymous() || sid.is_bypass())
+    return ctx.server.opens.check_anonymous_io(key, write);
+  open_state_table::io_grant g;
+  nfsstat4 st = ctx.server.opens.check_io(ctx.clientid, key, sid, write, g);
+  fd = std::move(g.fd);
+  return st;
+}
+
+fs::stability stability_of(nfs4::stable_how4 s) {
+  switch (s) {
+    case nfs4::stable_how4::DATA_SYNC4: return fs::stability::data_sync;
+    case nfs4::stable_how4::FILE_SYNC4: return fs::stability::file_sync;
+    default: return fs::stability::unstable;
+  }
+}
+
+int rwf_flags(nfs4::stable_how4 s) {
+  switch (s) {
+    case nfs4::stable_how4::DATA_SYNC4: return RWF_DSYNC;
+    case nfs4::stable_how4::FILE_SYNC4: return RWF_SYNC;
+    default: return 0;
+  }
+}
+
+/// pread loop on a cached descriptor; eof as fs::read defines it.
+fs::read_result read_at(int fd, std::uint64_t offset, std::span<std::byte> buf,
+                        std::error_code& ec) {
+  fs::read_result res;
+  while (res.count < buf.size()) {
+    ssize_t r = ::pread(fd, buf.data() + res.count, buf.size() - res.count,
+                        static_cast<off_t>(offset + res.count));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      ec = fs::sys_error(errno);
+      return res;
+    }
+    if (r == 0) {
+      res.eof = true;
+      break;
+    }
+    res.count += static_cast<std::size_t>(r);
+  }
+  if (!res.eof) {
+    struct ::stat st {};
+    if (::fstat(fd, &st) == 0) res.eof = offset + res.count >= static_cast<std::uint64_t>(st.st_size);
+  }
+  ec.clear();
+  return res;
+}
+
+/// pwritev2 loop on a cached descriptor. `offset` -1 with RWF_APPEND appends: each call is
+/// one atomic append, so the loop only continues after a short write.
+std::size_t write_at(int fd, std::int64_t offset, std::span<const std::byte> data, int flags,
+                     std::error_code& ec) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    iovec iov{const_cast<std::byte*>(data.data() + done), data.size() - done};
+    const off_t at = offset < 0 ? -1 : static_cast<off_t>(offset + static_cast<std::int64_t>(done));
+    ssize_t w = ::pwritev2(fd, &iov, 1, at, flags);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      ec = fs::sys_error(errno);
+      return done;
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  ec.clear();
+  return done;
+}
+
+}  // namespace
+
+nfs4::READ4res handle(compound_context& ctx, const nfs4::READ4args& a) {
+  nfs4::READ4res res;
+  data_fd fd;
+  if ((res.status = validate_io(ctx, ctx.current, a.stateid, false, fd)) != nfsstat4::NFS4_OK)
+    return res;
+
+  std::uint32_t count = std::min(a.count, max_read);
+  if (ctx.sess) {
+    const std::uint32_t limit = ctx.sess->fore.ca_maxresponsesize;
+    if (limit > read_reply_overhead) count = std::min(count, limit - read_reply_overhead);
+  }
+  if (a.offset >= max_file_offset) count = 0;
+  else count = static_cast<std::uint32_t>(std::min<std::uint64_t>(count, max_file_offset - a.offset));
+
+  std::shared_ptr<std::byte[]> buf(new std::byte[count == 0 ? 1 : count]);
+  std::error_code ec;
+  fs::read_result r;
+  const std::span<std::byte> span(buf.get(), count);
+  if (fd)
+    r = read_at(fd->get(), a.offset, span, ec);
+  else
+    r = fs::read(ctx.current.obj, a.offset, span, ec);
+  if (ec) {
+    res.status = to_nfsstat(ec);
+    return res;
+  }
+  res.status = nfsstat4::NFS4_OK;
+  res.resok4.eof = r.eof;
+  res.resok4.data = xdr::bytes_view(buf.get(), r.count);
+  ctx.keepalive.push_back(std::move(buf));
+  return res;
+}
+
+nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
+  nfs4::WRITE4res res;
+  data_fd fd;
+  if ((res.status = validate_io(ctx, ctx.current, a.stateid, true, fd)) != nfsstat4::NFS4_OK)
+    return res;
+
+  std::error_code ec;
+  std::size_t written = 0;
+  if (a.offset == nfs4::NFS4_UINT64_MAX) {
+    // vNFS append extension (Chen et al., "vNFS: Maximizing NFS Performance with Compounds
+    // and Vectorized I/O", FAST '17): a WRITE at offset 2^64-1, an offset no real write can
+    // use, appends the data atomically at the end of the file, so concurrent appenders
+    // need neither locks nor a GETATTR of the size first.
+    if (fd) {
+      fs::detail::drop_create_verifier(ctx.current.obj);
+      written = write_at(fd->get(), -1, a.data, RWF_APPEND | rwf_flags(a.stable), ec);
+    } else {
+      written = fs::append(ctx.current.obj, a.data, stability_of(a.stable), ec).count;
+    }
+  } else {
+    if (a.offset > max_file_offset || a.data.size() > max_file_offset - a.offset) {
+      res.status = nfsstat4::NFS4ERR_FBIG;
+      return res;
+    }
+    if (fd) {
+      fs::detail::drop_create_verifier(ctx.current.obj);
+      written = write_at(fd->get(), static_cast<std::int64_t>(a.offset), a.data,
+                         rwf_flags(a.stable), ec);
+    } else {
+      written = fs::write(ctx.current.obj, a.offset, a.data, stability_of(a.stable), ec);
+    }
+  }
+  // A short write that made progress is reported as such; the client retries the rest.
+  if (ec && written == 0) {
+    res.status = to_nfsstat(ec);
+    return res;
+  }
+  res.status = nfsstat4::NFS4_OK;
+  res.resok4.count = static_cast<nfs4::count4>(written);
+  res.resok4.committed = a.stable;
+  res.resok4.writeverf = ctx.server.write_verifier;
+  return res;
+}
+
+nfs4::COMMIT4res handle(compound_context& ctx, const nfs4::COMMIT4args&) {
+  nfs4::COMMIT4res res;
+  if ((res.status = require_regular(ctx.current)) != nfsstat4::NFS4_OK) return res;
+  // The whole file is flushed whatever range was asked (§18.3.3 allows it); fdatasync
+  // covers the metadata needed to read the data back (the size).
+  std::error_code ec;
+  fs::sync(ctx.current.obj, true, ec);
+  if (ec) {
+    res.status = to_nfsstat(ec);
+    return res;
+  }
+  res.status = nfsstat4::NFS4_OK;
+  res.resok4.writeverf = ctx.server.write_verifier;
+  return res;
+}
+
+nfs4::COPY4res handle(compound_context& ctx, const nfs4::COPY4args& a) {
+  nfs4::COPY4res res;
+  auto fail = [&](nfsstat4 st) {
+    res.status = st;
+    return res;
+  };
+  // Inter-server copy (RFC 7862 §4) needs COPY_NOTIFY and a server-to-server mount.
+  if (!a.ca_source_server.empty()) return fail(nfsstat4::NFS4ERR_NOTSUPP);
+  if (!ctx.saved || !ctx.current) return fail(nfsstat4::NFS4ERR_NOFILEHANDLE);
+  data_fd unused;
+  if (nfsstat4 st = validate_io(ctx, ctx.saved, a.ca_src_stateid, false, unused);
+      st != nfsstat4::NFS4_OK)
+    return fail(st);
+  if (nfsstat4 st = validate_io(ctx, ctx.current, a.ca_dst_stateid, true, unused);
+      st != nfsstat4::NFS4_OK)
+    return fail(st);
+
+  // §15.2.3: the source range must lie within the source file; a count of 0 means "to
+  // its end". Overlapping ranges of one file are refused as well.
+  struct ::stat src_st {}, dst_st {};
+  if (::fstat(ctx.saved.obj.fd(), &src_st) != 0 || ::fstat(ctx.current.obj.fd(), &dst_st) != 0)
+    return fail(to_nfsstat(fs::sys_error(errno)));
+  const std::uint64_t src_size = static_cast<std::uint64_t>(src_st.st_size);
+  if (a.ca_src_offset > src_size) return fail(nfsstat4::NFS4ERR_INVAL);
+  std::uint64_t count = a.ca_count;
+  if (count == 0) count = src_size - a.ca_src_offset;
+  else if (count > src_size - a.ca_src_offset) return fail(nfsstat4::NFS4ERR_INVAL);
+  if (a.ca_dst_offset > max_file_offset || count > max_file_offset - a.ca_dst_offset)
+    return fail(nfsstat4::NFS4ERR_FBIG);
+  if (src_st.st_dev == dst_st.st_dev && src_st.st_ino == dst_st.st_ino &&
+      a.ca_src_offset < a.ca_dst_offset + count && a.ca_dst_offset < a.ca_src_offset + count)
+    return fail(nfsstat4::NFS4ERR_INVAL);
+
+  std::uint64_t copied = 0;
+  if (count != 0) {
+    std::error_code ec;
+    copied = fs::copy(ctx.saved.obj, a.ca_src_offset, ctx.current.obj, a.ca_dst_offset, count, ec);
+    if (ec && copied == 0) return fail(to_nfsstat(ec));
+  }
+  // Always synchronous (an asynchronous request may be answered synchronously, §15.2.3):
+  // no callback id; the data is in the page cache, so UNSTABLE4 with the write verifier.
+  res.status = nfsstat4::NFS4_OK;
+  res.resok4.cr_response.wr_callback_id.reset();
+  res.resok4.cr_response.wr_count = copied;
+  res.resok4.cr_response.wr_committed = nfs4::stable_how4::UNSTABLE4;
+  res.resok4.cr_response.wr_writeverf = ctx.server.write_verifier;
+  res.resok4.cr_requirements.cr_consecutive = true;
+  res.resok4.cr_requirements.cr_synchronous = true;
+  return res;
+}
+
+}  // namespace vnfs::server
