@@ -1,5 +1,6 @@
 #include "vnfs/transport/tcp/server.hpp"
 
+#include <chrono>
 #include <mutex>
 #include <unordered_set>
 #include <utility>
@@ -10,7 +11,7 @@ namespace vnfs::transport::tcp {
 // object may be destroyed while operations are still queued on the io_context.
 struct server::impl : std::enable_shared_from_this<impl> {
   impl(asio::io_context& io, const options& o, record_handler r, close_handler c)
-      : acceptor(io), opts(o), on_record(std::move(r)), on_close(std::move(c)) {}
+      : acceptor(io), retry(io), opts(o), on_record(std::move(r)), on_close(std::move(c)) {}
 
   // Every acceptor operation happens under mu: stop() may come from any thread.
   void accept_next() {
@@ -39,9 +40,16 @@ struct server::impl : std::enable_shared_from_this<impl> {
       conn->start();
       lock.lock();
       if (stopped) return;
+      accept_next();
+      return;
     }
-    // Transient accept errors (EMFILE, ECONNABORTED) must not end the listening.
-    accept_next();
+    // Accept errors (EMFILE, ENOBUFS, ECONNABORTED) are transient: keep listening, after a
+    // pause so that a persistent one does not spin the io thread.
+    retry.expires_after(std::chrono::milliseconds(50));
+    retry.async_wait([self = shared_from_this()](const boost::system::error_code&) {
+      std::lock_guard l(self->mu);
+      if (!self->stopped) self->accept_next();
+    });
   }
 
   void stop() {
@@ -52,12 +60,14 @@ struct server::impl : std::enable_shared_from_this<impl> {
       stopped = true;
       boost::system::error_code ignored;
       acceptor.close(ignored);
+      retry.cancel();
       to_close.swap(conns);
     }
     for (const auto& c : to_close) c->close();
   }
 
   asio::ip::tcp::acceptor acceptor;
+  asio::steady_timer retry;
   options opts;
   record_handler on_record;
   close_handler on_close;
