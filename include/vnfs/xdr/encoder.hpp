@@ -24,7 +24,7 @@ class encoder {
 
   void put_u32(std::uint32_t v) {
     std::byte b[4] = {std::byte(v >> 24), std::byte(v >> 16), std::byte(v >> 8), std::byte(v)};
-    append(b, 4);
+    copy_in(b, 4);
   }
   void put_i32(std::int32_t v) { put_u32(static_cast<std::uint32_t>(v)); }
   void put_u64(std::uint64_t v) {
@@ -36,7 +36,7 @@ class encoder {
 
   /// Fixed-length opaque: the bytes, then zero padding to a multiple of four.
   void put_fixed_opaque(bytes_view data) {
-    append(data.data(), data.size());
+    copy_in(data.data(), data.size());
     pad(data.size());
   }
   /// Variable-length opaque (length prefix), copied into the encoder.
@@ -57,6 +57,19 @@ class encoder {
   }
   void put_string(std::string_view s) {
     put_opaque(std::as_bytes(std::span<const char>(s.data(), s.size())));
+  }
+
+  /// Appends another encoder's output: its owned bytes are copied, its references stay
+  /// references (the referenced memory must outlive this encoder's use, as before).
+  void append(const encoder& other) {
+    std::size_t own_at = 0;
+    for (const piece& p : other.pieces_) {
+      copy_in(other.own_.data() + own_at, p.own_end - own_at);
+      own_at = p.own_end;
+      pieces_.push_back({own_.size(), p.ref});
+      referenced_ += p.ref.size();
+    }
+    copy_in(other.own_.data() + own_at, other.own_.size() - own_at);
   }
 
   /// Reserves a 32-bit slot to be filled later with patch_u32 (counts known only at the end).
@@ -104,14 +117,14 @@ class encoder {
     bytes_view ref;       // referenced payload
   };
 
-  void append(const void* p, std::size_t n) {
+  void copy_in(const void* p, std::size_t n) {
     if (n == 0) return;
     auto* b = static_cast<const std::byte*>(p);
     own_.insert(own_.end(), b, b + n);
   }
   void pad(std::size_t n) {
     static constexpr std::byte zeros[4] = {};
-    append(zeros, (4 - (n & 3)) & 3);
+    copy_in(zeros, (4 - (n & 3)) & 3);
   }
 
   std::vector<std::byte> own_;

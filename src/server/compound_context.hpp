@@ -1,0 +1,73 @@
+// vnfsd: the state one COMPOUND carries from operation to operation (RFC 8881 §16.2.3).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "server/caller.hpp"
+#include "server/fs/object.hpp"
+#include "server/server_state.hpp"
+#include "server/state/session.hpp"
+#include "vnfs/nfs4/types.hpp"
+
+namespace vnfs::server {
+
+/// A filehandle held by a COMPOUND: the wire handle and the object it resolved to.
+struct held_fh {
+  nfs4::nfs_fh4 fh;
+  fs::object obj;
+  explicit operator bool() const { return static_cast<bool>(obj); }
+};
+
+/// Per-COMPOUND execution state, owned by the dispatcher and passed to every handler.
+/// Handlers run on a worker thread that already acts as `who` (fs::scoped_identity).
+struct compound_context {
+  compound_context(server_state& s, caller w) : server(s), who(std::move(w)) {}
+
+  server_state& server;
+  caller who;
+  std::uint32_t minorversion = 1;
+
+  held_fh current;  ///< the current filehandle (empty: NFS4ERR_NOFILEHANDLE)
+  held_fh saved;    ///< SAVEFH / RESTOREFH
+
+  /// The current and saved stateids (§16.2.3.1.2); `has_*` false until an operation sets one.
+  nfs4::stateid4 current_stateid{};
+  bool has_current_stateid = false;
+  nfs4::stateid4 saved_stateid{};
+  bool has_saved_stateid = false;
+
+  /// Set by SEQUENCE (first operation); null for the session-less operations.
+  std::shared_ptr<session> sess;
+  nfs4::clientid4 clientid = 0;
+
+  /// Memory referenced (not copied) by results, e.g. READ data: kept alive until the reply
+  /// has been written to the connection.
+  std::vector<std::shared_ptr<const void>> keepalive;
+
+  /// The stateid an operation should use: the current stateid when `s` is the special
+  /// "current stateid" (seqid 1, other 0), else `s` itself. NFS4ERR_BAD_STATEID when the
+  /// current stateid is requested but none is set.
+  nfs4::nfsstat4 resolve_stateid(const nfs4::stateid4& s, nfs4::stateid4& out) const {
+    if (!s.is_current()) {
+      out = s;
+      return nfs4::nfsstat4::NFS4_OK;
+    }
+    if (!has_current_stateid) return nfs4::nfsstat4::NFS4ERR_BAD_STATEID;
+    out = current_stateid;
+    return nfs4::nfsstat4::NFS4_OK;
+  }
+  void set_current_stateid(const nfs4::stateid4& s) {
+    current_stateid = s;
+    has_current_stateid = true;
+  }
+  /// Replaces the current filehandle; an operation that changes it clears the current
+  /// stateid unless it sets a new one itself (§16.2.3.1.2).
+  void set_current_fh(held_fh fh) {
+    current = std::move(fh);
+    has_current_stateid = false;
+  }
+};
+
+}  // namespace vnfs::server

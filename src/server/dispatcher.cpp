@@ -1,0 +1,332 @@
+#include "server/dispatcher.hpp"
+
+#include <exception>
+#include <type_traits>
+#include <variant>
+
+#include "server/caller.hpp"
+#include "server/compound_context.hpp"
+#include "server/fs/identity.hpp"
+#include "server/ops/handlers.hpp"
+#include "vnfs/nfs4/compound.hpp"
+#include "vnfs/rpc/message.hpp"
+
+namespace vnfs::server {
+
+using nfs4::nfs_opnum4;
+using nfs4::nfsstat4;
+
+namespace {
+
+caller caller_of(const rpc::call_header& call, bool root_squash) {
+  caller who;  // AUTH_NONE: nobody
+  if (call.cred.flavor == rpc::auth_flavor::sys) {
+    rpc::authsys_parms p = rpc::parse_authsys(call.cred);  // validated by decode_call
+    who.uid = p.uid;
+    who.gid = p.gid;
+    who.gids.assign(p.gids.begin(), p.gids.end());
+  }
+  if (root_squash && who.uid == 0) {
+    who.uid = caller::nobody_uid;
+    who.gid = caller::nobody_gid;
+    who.gids.clear();
+  }
+  return who;
+}
+
+/// Operations that may open a COMPOUND without SEQUENCE, and then only alone (§2.10.6.3,
+/// §18.33.3, §18.35.3, §18.36.3, §18.37.3, §18.50.3).
+bool is_sessionless(nfs_opnum4 op) {
+  switch (op) {
+    case nfs_opnum4::OP_EXCHANGE_ID:
+    case nfs_opnum4::OP_CREATE_SESSION:
+    case nfs_opnum4::OP_DESTROY_SESSION:
+    case nfs_opnum4::OP_DESTROY_CLIENTID:
+    case nfs_opnum4::OP_BIND_CONN_TO_SESSION:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// NFSv4.2 operations (RFC 7862) exist only in minor version 2.
+bool is_v42_only(nfs_opnum4 op) {
+  return static_cast<std::uint32_t>(op) >= static_cast<std::uint32_t>(nfs_opnum4::OP_ALLOCATE) &&
+         op != nfs_opnum4::OP_ILLEGAL;
+}
+
+nfs4::nfs_resop4 error_result(nfs_opnum4 op, nfsstat4 status) {
+  if (op == nfs_opnum4::OP_ILLEGAL) return nfs4::ILLEGAL4res{status};
+  return nfs4::status_only_res4{op, status};
+}
+
+/// Executes one COMPOUND and encodes COMPOUND4res into `body`.
+class compound_run {
+ public:
+  compound_run(server_state& state, caller who, std::size_t request_size)
+      : state_(state), ctx_(state, std::move(who)), request_size_(request_size) {}
+
+  /// Encodes COMPOUND4res into `body` (the cached one for a replay); memory that results
+  /// reference is handed over in `keepalive`.
+  void run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::encoder& body,
+           std::vector<std::shared_ptr<const void>>& keepalive);
+
+ private:
+  /// SEQUENCE as the first operation: validates the slot and either admits the request or
+  /// answers it from the reply cache.
+  enum class admission { execute, replay, refuse };
+  admission sequence(const nfs4::SEQUENCE4args& a, std::uint32_t numops,
+                     nfs4::SEQUENCE4res& res, std::vector<std::byte>& replay);
+  nfs4::nfs_resop4 execute(const nfs4::nfs_argop4& op);
+  void finish_slot(const xdr::encoder* reply);
+
+  server_state& state_;
+  compound_context ctx_;
+  std::size_t request_size_;
+  slot* slot_ = nullptr;
+  bool cachethis_ = false;
+};
+
+compound_run::admission compound_run::sequence(const nfs4::SEQUENCE4args& a,
+                                               std::uint32_t numops, nfs4::SEQUENCE4res& res,
+                                               std::vector<std::byte>& replay) {
+  auto sess = state_.clients.find_session(a.sa_sessionid);
+  if (!sess) {
+    res.status = nfsstat4::NFS4ERR_BADSESSION;
+    return admission::refuse;
+  }
+  std::lock_guard lock(sess->mu);
+  if (a.sa_slotid >= sess->slots.size()) {
+    res.status = nfsstat4::NFS4ERR_BADSLOT;
+    return admission::refuse;
+  }
+  slot& sl = sess->slots[a.sa_slotid];
+  if (a.sa_sequenceid == sl.seqid) {  // a retransmission (§2.10.6.1.3)
+    if (sl.in_progress) {
+      res.status = nfsstat4::NFS4ERR_DELAY;
+    } else if (sl.has_cached_reply) {
+      replay = sl.cached_reply;
+      return admission::replay;
+    } else {
+      res.status = nfsstat4::NFS4ERR_RETRY_UNCACHED_REP;
+    }
+    return admission::refuse;
+  }
+  if (a.sa_sequenceid != sl.seqid + 1 || sl.in_progress) {
+    res.status = nfsstat4::NFS4ERR_SEQ_MISORDERED;
+    return admission::refuse;
+  }
+  // Limits are checked before the slot is taken: a refused request does not advance it.
+  if (numops > sess->fore.ca_maxoperations) {
+    res.status = nfsstat4::NFS4ERR_TOO_MANY_OPS;
+    return admission::refuse;
+  }
+  if (request_size_ > sess->fore.ca_maxrequestsize) {
+    res.status = nfsstat4::NFS4ERR_REQ_TOO_BIG;
+    return admission::refuse;
+  }
+  sl.seqid = a.sa_sequenceid;
+  sl.in_progress = true;
+  sl.has_cached_reply = false;
+  sl.cached_reply.clear();
+  slot_ = &sl;
+  cachethis_ = a.sa_cachethis;
+  ctx_.sess = sess;
+  ctx_.clientid = sess->clientid;
+  state_.clients.renew(sess->clientid);
+
+  auto& ok = res.resok4;
+  ok.sr_sessionid = a.sa_sessionid;
+  ok.sr_sequenceid = a.sa_sequenceid;
+  ok.sr_slotid = a.sa_slotid;
+  ok.sr_highest_slotid = static_cast<nfs4::slotid4>(sess->slots.size() - 1);
+  ok.sr_target_highest_slotid = ok.sr_highest_slotid;
+  ok.sr_status_flags = 0;
+  res.status = nfsstat4::NFS4_OK;
+  return admission::execute;
+}
+
+nfs4::nfs_resop4 compound_run::execute(const nfs4::nfs_argop4& op) {
+  return std::visit(
+      [&](const auto& args) -> nfs4::nfs_resop4 {
+        using T = std::decay_t<decltype(args)>;
+        if constexpr (std::is_same_v<T, nfs4::illegal_op4>) {
+          return nfs4::ILLEGAL4res{nfsstat4::NFS4ERR_OP_ILLEGAL};
+        } else if constexpr (std::is_same_v<T, nfs4::unsupported_op4>) {
+          return nfs4::status_only_res4{args.opnum, nfsstat4::NFS4ERR_NOTSUPP};
+        } else if constexpr (std::is_same_v<T, nfs4::SEQUENCE4args>) {
+          return nfs4::status_only_res4{T::opnum, nfsstat4::NFS4ERR_SEQUENCE_POS};
+        } else {
+          try {
+            return handle(ctx_, args);
+          } catch (const std::exception&) {
+            return error_result(T::opnum, nfsstat4::NFS4ERR_SERVERFAULT);
+          }
+        }
+      },
+      op);
+}
+
+void compound_run::finish_slot(const xdr::encoder* reply) {
+  if (slot_ == nullptr) return;
+  std::lock_guard lock(ctx_.sess->mu);
+  if (reply != nullptr) {
+    slot_->cached_reply = reply->flatten();
+    slot_->has_cached_reply = true;
+  }
+  slot_->in_progress = false;
+}
+
+void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::encoder& body,
+                       std::vector<std::shared_ptr<const void>>& keepalive) {
+  ctx_.minorversion = hdr.minorversion;
+  std::size_t status_at = body.reserve_u32();
+  xdr::encode(body, hdr.tag);
+  std::size_t count_at = body.reserve_u32();
+  std::uint32_t count = 0;
+  nfsstat4 status = nfsstat4::NFS4_OK;
+  auto add = [&](const xdr::encoder& result, nfsstat4 st) {
+    body.append(result);
+    ++count;
+    status = st;
+  };
+  auto add_result = [&](const nfs4::nfs_resop4& r) {
+    xdr::encoder e;
+    nfs4::encode_resop(e, r);
+    add(e, nfs4::status_of(r));
+  };
+
+  if (hdr.minorversion != 1 && hdr.minorversion != 2) {
+    status = nfsstat4::NFS4ERR_MINOR_VERS_MISMATCH;  // and no results (§16.2.3)
+  }
+  std::size_t max_reply = SIZE_MAX, max_cached = SIZE_MAX;
+  for (std::uint32_t i = 0; status == nfsstat4::NFS4_OK && i < hdr.numops; ++i) {
+    // Peek at the opnum so a malformed operation can still be named in its result.
+    auto peek = d.rest();
+    auto opnum = peek.size() >= 4 ? static_cast<nfs_opnum4>(xdr::decoder(peek).get_u32())
+                                  : nfs_opnum4::OP_ILLEGAL;
+    nfs4::nfs_argop4 op;
+    try {
+      op = nfs4::decode_argop(d);
+    } catch (const xdr::decode_error&) {
+      add_result(error_result(opnum, nfsstat4::NFS4ERR_BADXDR));
+      break;
+    }
+    opnum = nfs4::opnum_of(op);
+    if (i == 0) {
+      if (auto* seq = std::get_if<nfs4::SEQUENCE4args>(&op)) {
+        nfs4::SEQUENCE4res res;
+        std::vector<std::byte> replay;
+        switch (sequence(*seq, hdr.numops, res, replay)) {
+          case admission::replay: {
+            // The cached COMPOUND4res replaces everything encoded so far.
+            xdr::encoder cached;
+            cached.put_fixed_opaque(replay);
+            body = std::move(cached);
+            return;
+          }
+          case admission::refuse:
+            add_result(res);
+            continue;
+          case admission::execute:
+            add_result(res);
+            max_reply = ctx_.sess->fore.ca_maxresponsesize;
+            max_cached = cachethis_ ? ctx_.sess->fore.ca_maxresponsesize_cached : SIZE_MAX;
+            continue;
+        }
+      }
+      bool undecoded = std::holds_alternative<nfs4::illegal_op4>(op) ||
+                       std::holds_alternative<nfs4::unsupported_op4>(op);
+      if (!is_sessionless(opnum) && !undecoded) {
+        add_result(error_result(opnum, nfsstat4::NFS4ERR_OP_NOT_IN_SESSION));
+        break;
+      }
+      if (is_sessionless(opnum) && hdr.numops != 1) {
+        add_result(error_result(opnum, nfsstat4::NFS4ERR_NOT_ONLY_OP));
+        break;
+      }
+    }
+    if (hdr.minorversion < 2 && is_v42_only(opnum)) {
+      add_result(nfs4::ILLEGAL4res{nfsstat4::NFS4ERR_OP_ILLEGAL});
+      break;
+    }
+    nfs4::nfs_resop4 r = execute(op);
+    xdr::encoder e;
+    nfs4::encode_resop(e, r);
+    // RPC reply header and record mark are not part of the session's response size; the
+    // COMPOUND4res is (a conservative reading of §2.10.6.4 that never overshoots).
+    if (body.size() + e.size() > max_reply || body.size() + e.size() > max_cached) {
+      add_result(error_result(opnum, body.size() + e.size() > max_reply
+                                         ? nfsstat4::NFS4ERR_REP_TOO_BIG
+                                         : nfsstat4::NFS4ERR_REP_TOO_BIG_TO_CACHE));
+      break;
+    }
+    add(e, nfs4::status_of(r));
+  }
+  body.patch_u32(status_at, static_cast<std::uint32_t>(status));
+  body.patch_u32(count_at, count);
+  keepalive = std::move(ctx_.keepalive);
+  finish_slot(cachethis_ ? &body : nullptr);
+}
+
+}  // namespace
+
+std::optional<rpc_reply> dispatcher::handle(std::span<const std::byte> record) {
+  xdr::decoder d(record);
+  rpc_reply reply;
+  rpc::call_header call;
+  try {
+    call = rpc::decode_call(d);
+  } catch (const rpc::call_error& e) {
+    if (!e.encode_reply(reply.msg)) return std::nullopt;
+    return reply;
+  }
+  if (call.prog != nfs4::NFS4_PROGRAM) {
+    rpc::encode_accepted_reply(reply.msg, call.xid, rpc::accept_stat::prog_unavail);
+    return reply;
+  }
+  if (call.vers != nfs4::NFS_V4) {
+    rpc::encode_accepted_reply(reply.msg, call.xid, rpc::accept_stat::prog_mismatch, {},
+                               {nfs4::NFS_V4, nfs4::NFS_V4});
+    return reply;
+  }
+  if (call.cred.flavor != rpc::auth_flavor::none && call.cred.flavor != rpc::auth_flavor::sys) {
+    rpc::encode_denied_reply(reply.msg, call.xid, rpc::auth_stat::badcred);
+    return reply;
+  }
+  if (call.proc == nfs4::NFSPROC4_NULL) {
+    rpc::encode_accepted_reply(reply.msg, call.xid, rpc::accept_stat::success);
+    return reply;
+  }
+  if (call.proc != nfs4::NFSPROC4_COMPOUND) {
+    rpc::encode_accepted_reply(reply.msg, call.xid, rpc::accept_stat::proc_unavail);
+    return reply;
+  }
+  nfs4::compound_header hdr;
+  try {
+    xdr::decode(d, hdr);
+  } catch (const xdr::decode_error&) {
+    rpc::encode_accepted_reply(reply.msg, call.xid, rpc::accept_stat::garbage_args);
+    return reply;
+  }
+
+  caller who = caller_of(call, state_.options.root_squash);
+  xdr::encoder body;
+  std::vector<std::shared_ptr<const void>> keepalive;
+  try {
+    fs::scoped_identity as_caller(who.uid, who.gid, who.gids);
+    compound_run(state_, who, record.size()).run(d, hdr, body, keepalive);
+  } catch (const std::exception&) {  // e.g. the identity switch failed: nothing ran
+    rpc::encode_accepted_reply(reply.msg, call.xid, rpc::accept_stat::system_err);
+    return reply;
+  }
+  rpc::encode_accepted_reply(reply.msg, call.xid, rpc::accept_stat::success);
+  reply.msg.append(body);
+  if (!keepalive.empty()) {
+    // `body` was copied into msg except for referenced payloads, which keepalive owns.
+    reply.keepalive = std::make_shared<std::vector<std::shared_ptr<const void>>>(std::move(keepalive));
+  }
+  return reply;
+}
+
+}  // namespace vnfs::server

@@ -1,0 +1,30 @@
+// vnfsd: the settings of one server instance.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace vnfs::server {
+
+/// What `vnfsd` is told on its command line, plus the session limits it grants.
+struct server_options {
+  std::filesystem::path export_dir;
+  std::string listen_host = "127.0.0.1";
+  std::uint16_t listen_port = 2049;  ///< 0: pick a free port
+  unsigned threads = 4;              ///< workers that execute COMPOUNDs (file-system calls)
+  std::chrono::seconds lease{90};    ///< idle clients are expired after this
+  bool root_squash = false;          ///< AUTH_SYS uid 0 acts as nobody
+
+  // The most CREATE_SESSION grants on the fore channel (a client asking for less gets what it
+  // asked for). Large on purpose: the vectorized client packs hundreds of operations and
+  // megabytes of data into one COMPOUND.
+  std::uint32_t max_request_size = 4u << 20 | 64u << 10;   ///< 4 MiB of data + headers
+  std::uint32_t max_response_size = 4u << 20 | 64u << 10;
+  std::uint32_t max_response_size_cached = 1u << 20;
+  std::uint32_t max_operations = 1024;
+  std::uint32_t max_slots = 64;
+};
+
+}  // namespace vnfs::server

@@ -1,0 +1,29 @@
+// vnfsd: everything one server instance shares between its COMPOUNDs.
+#pragma once
+
+#include <cstdint>
+
+#include "server/fs/export_root.hpp"
+#include "server/server_options.hpp"
+#include "server/state/client_table.hpp"
+#include "server/state/open_state_table.hpp"
+#include "vnfs/nfs4/types.hpp"
+
+namespace vnfs::server {
+
+/// The shared state of a running vnfsd. Each member is thread-safe on its own.
+struct server_state {
+  explicit server_state(server_options opts);
+
+  const server_options options;
+  const fs::export_root exp;
+  /// Differs on every start: part of client IDs, session IDs and the write verifier, so
+  /// that state from an earlier instance is recognised as stale.
+  const std::uint64_t boot_id;
+  /// WRITE/COMMIT verifier (RFC 8881 §18.32.3): changes when unstable data may have been lost.
+  const nfs4::verifier4 write_verifier;
+  client_table clients;
+  open_state_table opens;
+};
+
+}  // namespace vnfs::server

@@ -1,0 +1,204 @@
+#include "server/state/client_table.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace vnfs::server {
+
+using nfs4::nfsstat4;
+
+
+client_table::client_table(const server_options& options, std::uint64_t boot_id,
+                           drop_handler on_drop)
+    : options_(options), boot_id_(boot_id), on_drop_(std::move(on_drop)) {}
+
+// Client IDs and session IDs carry the boot id so IDs of an earlier instance never match.
+nfs4::EXCHANGE_ID4res client_table::exchange_id(const nfs4::EXCHANGE_ID4args& args) {
+  nfs4::EXCHANGE_ID4res res;
+  if (args.eia_state_protect.spa_how != nfs4::state_protect_how4::SP4_NONE) {
+    res.status = nfsstat4::NFS4ERR_NOTSUPP;  // no machine-credential or SSV protection
+    return res;
+  }
+  if (args.eia_clientowner.co_ownerid.empty()) {
+    res.status = nfsstat4::NFS4ERR_INVAL;
+    return res;
+  }
+  std::lock_guard lock(mu_);
+  const auto& owner = args.eia_clientowner.co_ownerid;
+  auto known = by_owner_.find(owner);
+  client* c = nullptr;
+  if (known != by_owner_.end()) {
+    client& existing = clients_.at(known->second);
+    if (existing.verifier == args.eia_clientowner.co_verifier) {
+      c = &existing;  // the same incarnation asks again: same client ID (§18.35.5 case 2/3)
+    } else {
+      // A rebooted client (new verifier): its old state goes, a new record starts (case 5).
+      drop_client_locked(existing.id);
+    }
+  }
+  if (c == nullptr) {
+    nfs4::clientid4 id = (boot_id_ << 32) | next_client_++;
+    client& fresh = clients_[id];
+    fresh.id = id;
+    fresh.ownerid = owner;
+    fresh.verifier = args.eia_clientowner.co_verifier;
+    fresh.renewed = clock::now();
+    by_owner_[owner] = id;
+    c = &fresh;
+  }
+  auto& ok = res.resok4;
+  ok.eir_clientid = c->id;
+  ok.eir_sequenceid = c->create_session_seq;
+  ok.eir_flags = nfs4::EXCHGID4_FLAG_USE_NON_PNFS | (c->confirmed ? nfs4::EXCHGID4_FLAG_CONFIRMED_R : 0);
+  ok.eir_state_protect.spr_how = nfs4::state_protect_how4::SP4_NONE;
+  ok.eir_server_owner.so_minor_id = 0;
+  static constexpr char major[] = "vnfsd";
+  static constexpr char scope[] = "vnfsd";
+  auto bytes = [](const char* s) {
+    auto b = reinterpret_cast<const std::byte*>(s);
+    return std::vector<std::byte>(b, b + std::strlen(s));
+  };
+  ok.eir_server_owner.so_major_id = bytes(major);
+  ok.eir_server_scope = bytes(scope);
+  nfs4::nfs_impl_id4 impl;
+  impl.nii_domain = "vnfs.dev";
+  impl.nii_name = "vnfsd 0.1";
+  ok.eir_server_impl_id = impl;
+  res.status = nfsstat4::NFS4_OK;
+  return res;
+}
+
+nfs4::channel_attrs4 client_table::negotiate_fore(const nfs4::channel_attrs4& asked) const {
+  nfs4::channel_attrs4 got;
+  got.ca_headerpadsize = 0;
+  got.ca_maxrequestsize = std::min(asked.ca_maxrequestsize, options_.max_request_size);
+  got.ca_maxresponsesize = std::min(asked.ca_maxresponsesize, options_.max_response_size);
+  got.ca_maxresponsesize_cached =
+      std::min(asked.ca_maxresponsesize_cached, options_.max_response_size_cached);
+  got.ca_maxoperations = std::min(asked.ca_maxoperations, options_.max_operations);
+  got.ca_maxrequests = std::clamp<std::uint32_t>(asked.ca_maxrequests, 1, options_.max_slots);
+  return got;
+}
+
+nfs4::CREATE_SESSION4res client_table::create_session(const nfs4::CREATE_SESSION4args& args) {
+  nfs4::CREATE_SESSION4res res;
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(args.csa_clientid);
+  if (it == clients_.end()) {
+    res.status = nfsstat4::NFS4ERR_STALE_CLIENTID;
+    return res;
+  }
+  client& c = it->second;
+  // §18.36.4: csa_sequence is the client's CREATE_SESSION sequence: the expected value
+  // creates, the previous one replays the previous reply, anything else is misordered.
+  if (c.has_last_create_session && args.csa_sequence + 1 == c.create_session_seq) {
+    return c.last_create_session;
+  }
+  if (args.csa_sequence != c.create_session_seq) {
+    res.status = nfsstat4::NFS4ERR_SEQ_MISORDERED;
+    return res;
+  }
+  const auto& fore = args.csa_fore_chan_attrs;
+  // A channel too small for one COMPOUND with SEQUENCE is useless: NFS4ERR_TOOSMALL (§18.36.3).
+  if (fore.ca_maxrequestsize < 256 || fore.ca_maxresponsesize < 256 || fore.ca_maxoperations < 2 ||
+      fore.ca_maxrequests == 0) {
+    res.status = nfsstat4::NFS4ERR_TOOSMALL;
+    return res;
+  }
+  auto s = std::make_shared<session>();
+  s->clientid = c.id;
+  std::uint64_t hi = c.id;
+  std::uint64_t lo = (std::uint64_t(next_session_++) << 32) | (boot_id_ & 0xffffffffu);
+  for (int i = 0; i < 8; ++i) {
+    s->id[i] = std::byte(hi >> (56 - 8 * i));
+    s->id[8 + i] = std::byte(lo >> (56 - 8 * i));
+  }
+  s->fore = negotiate_fore(fore);
+  s->back = args.csa_back_chan_attrs;  // no callbacks are ever sent; echoed for the record
+  s->back.ca_rdma_ird.reset();
+  // No back channel (CONN_BACK_CHAN cleared) and no persistent reply cache.
+  s->flags = 0;
+  s->slots.resize(s->fore.ca_maxrequests);
+  sessions_[s->id] = s;
+  c.sessions.push_back(s->id);
+  c.confirmed = true;
+  c.renewed = clock::now();
+
+  auto& ok = res.resok4;
+  ok.csr_sessionid = s->id;
+  ok.csr_sequence = args.csa_sequence;
+  ok.csr_flags = s->flags;
+  ok.csr_fore_chan_attrs = s->fore;
+  ok.csr_back_chan_attrs = s->back;
+  res.status = nfsstat4::NFS4_OK;
+  c.last_create_session = res;
+  c.has_last_create_session = true;
+  ++c.create_session_seq;
+  return res;
+}
+
+nfsstat4 client_table::destroy_session(const nfs4::sessionid4& id) {
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return nfsstat4::NFS4ERR_BADSESSION;
+  auto c = clients_.find(it->second->clientid);
+  if (c != clients_.end()) std::erase(c->second.sessions, id);
+  sessions_.erase(it);
+  return nfsstat4::NFS4_OK;
+}
+
+nfsstat4 client_table::destroy_clientid(nfs4::clientid4 id) {
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return nfsstat4::NFS4ERR_STALE_CLIENTID;
+  if (!it->second.sessions.empty()) return nfsstat4::NFS4ERR_CLIENTID_BUSY;
+  drop_client_locked(id);
+  return nfsstat4::NFS4_OK;
+}
+
+nfsstat4 client_table::reclaim_complete(nfs4::clientid4 id) {
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return nfsstat4::NFS4ERR_STALE_CLIENTID;
+  if (it->second.reclaim_complete) return nfsstat4::NFS4ERR_COMPLETE_ALREADY;
+  it->second.reclaim_complete = true;
+  return nfsstat4::NFS4_OK;
+}
+
+std::shared_ptr<session> client_table::find_session(const nfs4::sessionid4& id) const {
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second;
+}
+
+bool client_table::is_confirmed(nfs4::clientid4 id) const {
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(id);
+  return it != clients_.end() && it->second.confirmed;
+}
+
+void client_table::renew(nfs4::clientid4 id) {
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(id);
+  if (it != clients_.end()) it->second.renewed = clock::now();
+}
+
+std::vector<nfs4::clientid4> client_table::expire_idle(clock::time_point now) {
+  std::lock_guard lock(mu_);
+  std::vector<nfs4::clientid4> expired;
+  for (const auto& [id, c] : clients_)
+    if (now - c.renewed > options_.lease) expired.push_back(id);
+  for (auto id : expired) drop_client_locked(id);
+  return expired;
+}
+
+void client_table::drop_client_locked(nfs4::clientid4 id) {
+  auto it = clients_.find(id);
+  if (it == clients_.end()) return;
+  for (const auto& sid : it->second.sessions) sessions_.erase(sid);
+  by_owner_.erase(it->second.ownerid);
+  clients_.erase(it);
+  if (on_drop_) on_drop_(id);
+}
+
+}  // namespace vnfs::server

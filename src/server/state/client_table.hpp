@@ -1,0 +1,76 @@
+// vnfsd: NFSv4.1 client records and sessions (RFC 8881 §2.4, §2.10, §18.35-18.37, §18.50).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "server/server_options.hpp"
+#include "server/state/session.hpp"
+#include "vnfs/nfs4/session_ops.hpp"
+
+namespace vnfs::server {
+
+/// The client records and sessions of one server instance. Thread-safe: one mutex guards
+/// the tables; a session's slot table has its own (session::mu).
+///
+/// Leases: every SEQUENCE renews its client (renew()); expire_idle() drops the clients whose
+/// lease ran out, with their sessions. Whenever a client record goes (expiry, a rebooted
+/// client's new EXCHANGE_ID, DESTROY_CLIENTID), `on_drop` is called with its ID, under the
+/// table's lock, so the owner can release its open and lock state; it must not call back.
+class client_table {
+ public:
+  using clock = std::chrono::steady_clock;
+
+  using drop_handler = std::function<void(nfs4::clientid4)>;
+
+  client_table(const server_options& options, std::uint64_t boot_id, drop_handler on_drop);
+
+  nfs4::EXCHANGE_ID4res exchange_id(const nfs4::EXCHANGE_ID4args& args);
+  nfs4::CREATE_SESSION4res create_session(const nfs4::CREATE_SESSION4args& args);
+  nfs4::nfsstat4 destroy_session(const nfs4::sessionid4& id);
+  nfs4::nfsstat4 destroy_clientid(nfs4::clientid4 id);
+  /// NFS4ERR_COMPLETE_ALREADY on the second call for a client.
+  nfs4::nfsstat4 reclaim_complete(nfs4::clientid4 id);
+
+  /// The session, or null (NFS4ERR_BADSESSION).
+  std::shared_ptr<session> find_session(const nfs4::sessionid4& id) const;
+  /// Whether the client exists and is confirmed.
+  bool is_confirmed(nfs4::clientid4 id) const;
+  /// Marks the client as active now (SEQUENCE).
+  void renew(nfs4::clientid4 id);
+  std::vector<nfs4::clientid4> expire_idle(clock::time_point now);
+
+ private:
+  struct client {
+    nfs4::clientid4 id = 0;
+    std::vector<std::byte> ownerid;
+    nfs4::verifier4 verifier{};
+    bool confirmed = false;
+    bool reclaim_complete = false;
+    nfs4::sequenceid4 create_session_seq = 1;  ///< the next csa_sequence expected
+    nfs4::CREATE_SESSION4res last_create_session{};  ///< replayed for csa_sequence - 1
+    bool has_last_create_session = false;
+    clock::time_point renewed{};
+    std::vector<nfs4::sessionid4> sessions;
+  };
+
+  void drop_client_locked(nfs4::clientid4 id);
+  nfs4::channel_attrs4 negotiate_fore(const nfs4::channel_attrs4& asked) const;
+
+  const server_options& options_;
+  const std::uint64_t boot_id_;
+  const drop_handler on_drop_;
+  mutable std::mutex mu_;
+  std::uint32_t next_client_ = 1;
+  std::uint32_t next_session_ = 1;
+  std::map<nfs4::clientid4, client> clients_;
+  std::map<std::vector<std::byte>, nfs4::clientid4> by_owner_;
+  std::map<nfs4::sessionid4, std::shared_ptr<session>> sessions_;
+};
+
+}  // namespace vnfs::server

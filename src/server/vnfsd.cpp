@@ -1,0 +1,102 @@
+#include "server/vnfsd.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include <utility>  // before Asio (Boost 1.74)
+#include <boost/asio.hpp>
+
+#include "server/dispatcher.hpp"
+#include "server/server_state.hpp"
+#include "vnfs/transport/tcp/server.hpp"
+
+namespace vnfs::server {
+
+namespace asio = boost::asio;
+using transport::tcp::connection;
+
+struct vnfsd::impl {
+  explicit impl(server_options opts)
+      : state(std::move(opts)),
+        disp(state),
+        pool(std::max(1u, state.options.threads)),
+        reaper(io),
+        signals(io),
+        listener(io,
+                 asio::ip::tcp::endpoint(asio::ip::make_address(state.options.listen_host),
+                                         state.options.listen_port),
+                 listener_options(state.options),
+                 [this](std::shared_ptr<connection> c, std::vector<std::byte> record) {
+                   dispatch(std::move(c), std::move(record));
+                 }) {}
+
+  static transport::tcp::server::options listener_options(const server_options& o) {
+    transport::tcp::server::options t;
+    // Records above the session limit still get a clean NFS4ERR_REQ_TOO_BIG; only records
+    // beyond any grant (plus room for RPC and COMPOUND headers) close the connection.
+    t.max_record_size = std::size_t(o.max_request_size) + 64 * 1024;
+    return t;
+  }
+
+  void dispatch(std::shared_ptr<connection> c, std::vector<std::byte> record) {
+    asio::post(pool, [this, c = std::move(c), record = std::move(record)]() mutable {
+      std::optional<rpc_reply> r = disp.handle(record);
+      if (!r) {
+        c->close();  // not an RPC call: nothing sensible can follow on this stream
+        return;
+      }
+      c->send(std::move(r->msg), std::move(r->keepalive));
+    });
+  }
+
+  void schedule_reaper() {
+    auto period = std::max<std::chrono::seconds>(std::chrono::seconds(1), state.options.lease / 4);
+    reaper.expires_after(period);
+    reaper.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      state.clients.expire_idle(std::chrono::steady_clock::now());
+      schedule_reaper();
+    });
+  }
+
+  server_state state;
+  dispatcher disp;
+  asio::io_context io;
+  asio::thread_pool pool;
+  asio::steady_timer reaper;
+  asio::signal_set signals;
+  transport::tcp::server listener;
+};
+
+vnfsd::vnfsd(server_options options) : impl_(std::make_unique<impl>(std::move(options))) {}
+
+vnfsd::~vnfsd() {
+  stop();
+  impl_->pool.join();
+}
+
+std::string vnfsd::url() const {
+  auto ep = impl_->listener.local_endpoint();
+  return "tcp://" + ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+std::uint16_t vnfsd::port() const { return impl_->listener.local_endpoint().port(); }
+
+void vnfsd::run(bool handle_signals) {
+  if (handle_signals) {
+    impl_->signals.add(SIGINT);
+    impl_->signals.add(SIGTERM);
+    impl_->signals.async_wait([this](const boost::system::error_code& ec, int) {
+      if (!ec) stop();
+    });
+  }
+  impl_->schedule_reaper();
+  impl_->io.run();
+}
+
+void vnfsd::stop() {
+  impl_->listener.stop();
+  impl_->io.stop();
+}
+
+}  // namespace vnfs::server

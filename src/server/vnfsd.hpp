@@ -1,0 +1,39 @@
+// vnfsd: one running server — listener, worker pool, lease reaper.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "server/server_options.hpp"
+
+namespace vnfs::server {
+
+/// An NFSv4.1 server over TCP for one export.
+///
+/// Threading: run() drives the network on the calling thread (accepts, reads, writes — never
+/// a file-system call); COMPOUNDs execute on `options.threads` worker threads, so slow disk
+/// work never stalls other connections. stop() may be called from any thread or a signal
+/// handler's io callback.
+class vnfsd {
+ public:
+  /// Opens the export and binds the listening socket (port 0 picks one). Throws
+  /// std::system_error / std::runtime_error with a readable message on failure.
+  explicit vnfsd(server_options options);
+  ~vnfsd();
+  vnfsd(const vnfsd&) = delete;
+  vnfsd& operator=(const vnfsd&) = delete;
+
+  /// "tcp://HOST:PORT" of the bound socket.
+  std::string url() const;
+  std::uint16_t port() const;
+
+  /// Serves until stop() (or SIGINT/SIGTERM when handle_signals is set).
+  void run(bool handle_signals = false);
+  void stop();
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace vnfs::server
