@@ -440,3 +440,33 @@ TEST_CASE("mount points inside the export are not crossed", "[fs][confinement]")
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
 }
+
+TEST_CASE("a directory moved out of the export turns stale", "[fs][confinement]") {
+  export_fixture f;
+  std::error_code ec;
+  object d = mkdir(f.exp.root(), "d", 0755, ec);
+  object inner = mkdir(d, "inner", 0755, ec);
+  REQUIRE_FALSE(ec);
+  auto fh = f.exp.fh_of(d, ec);
+  auto inner_fh = f.exp.fh_of(inner, ec);
+  REQUIRE_FALSE(ec);
+  d = object();
+  inner = object();
+
+  std::filesystem::rename(f.dir / "d", f.outside / "d");  // by a local process
+  f.exp.resolve(fh, ec);
+  CHECK(ec == sys(ESTALE));
+  f.exp.resolve(inner_fh, ec);
+  CHECK(ec == sys(ESTALE));
+
+  std::filesystem::rename(f.outside / "d", f.dir / "back");
+  object again = f.exp.resolve(inner_fh, ec);
+  REQUIRE_FALSE(ec);
+  CHECK(again.is_directory());
+
+  // A sibling whose name merely starts with the export's name is outside too.
+  std::filesystem::create_directory(f.tree.path() / "export2");
+  std::filesystem::rename(f.dir / "back", f.tree.path() / "export2" / "d");
+  f.exp.resolve(fh, ec);
+  CHECK(ec == sys(ESTALE));
+}

@@ -38,6 +38,8 @@ TEST_CASE("a request identity gets the kernel's permission checks", "[fs][identi
   REQUIRE_FALSE(ec);
   auto secret_fh = f.exp.fh_of(secret, ec);
   REQUIRE_FALSE(ec);
+  auto priv_fh = f.exp.fh_of(priv, ec);
+  REQUIRE_FALSE(ec);
 
   {
     const gid_t groups[] = {4242};
@@ -64,6 +66,9 @@ TEST_CASE("a request identity gets the kernel's permission checks", "[fs][identi
     // Resolution is the server's business (CAP_DAC_READ_SEARCH): it works...
     object s = f.exp.resolve(secret_fh, ec);
     REQUIRE_FALSE(ec);
+    object p = f.exp.resolve(priv_fh, ec);  // directories get a containment check too
+    REQUIRE_FALSE(ec);
+    CHECK(p.is_directory());
     // ... but the data stays the kernel's decision.
     std::byte buf[8];
     read(s, 0, buf, ec);

@@ -9,6 +9,7 @@
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
 
+#include <climits>
 #include <cstring>
 #include <string>
 
@@ -81,7 +82,25 @@ void load_or_create_key(int dirfd, const std::filesystem::path& dir,
   fail(EAGAIN, dir, "could not settle the filehandle key");
 }
 
+// The path the kernel reports for a descriptor ("/proc/self/fd/N" -> d_path).
+bool fd_path(int fd, std::string& out) {
+  char buf[PATH_MAX + 1];
+  ssize_t n = ::readlink(detail::proc_path(fd).c_str(), buf, sizeof buf);
+  if (n < 0 || static_cast<std::size_t>(n) >= sizeof buf) return false;
+  out.assign(buf, static_cast<std::size_t>(n));
+  return true;
+}
+
 }  // namespace
+
+bool export_root::contains_directory(int fd) const {
+  // Directories are always connected to their parents, so the kernel's path of one is
+  // exact; both paths are taken now, so a renamed export root is no problem.
+  std::string root, dir;
+  if (!fd_path(root_.fd(), root) || !fd_path(fd, dir)) return false;
+  if (root == "/") return dir.starts_with("/");
+  return dir == root || (dir.starts_with(root) && dir.size() > root.size() && dir[root.size()] == '/');
+}
 
 export_root::export_root(const std::filesystem::path& dir) : path_(dir) {
   unique_fd rd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -180,8 +199,13 @@ object export_root::resolve(std::span<const std::byte> fh, std::error_code& ec) 
     ec = sys_error(ESTALE);
     return {};
   }
+  const file_type type = file_type_of(st.stx_mode);
+  if (type == file_type::directory && !contains_directory(fd.get())) {
+    ec = sys_error(ESTALE);
+    return {};
+  }
   ec.clear();
-  return object(std::move(fd), file_type_of(st.stx_mode));
+  return object(std::move(fd), type);
 }
 
 bool export_root::is_root(const object& obj) const noexcept {

@@ -41,8 +41,10 @@ struct fs_stats {
 /// to and settable by CAP_SYS_ADMIN only, so clients can neither read nor set it): handles
 /// survive a restart of vnfsd on the same export, and a handle of another export, or a
 /// forged one, never verifies. resolve() only opens objects behind handles this export
-/// minted, which is what confines it (handles stay valid for objects that a local process
-/// moves out of the export, as knfsd's no_subtree_check does).
+/// minted, which is what confines it. Should a local process move an object out of the
+/// export, its handle turns stale if it is a directory (resolve checks the directory's
+/// path); a non-directory stays reachable by handle, as with knfsd's no_subtree_check
+/// (the kernel cannot name the parent of a file opened by handle).
 ///
 /// Mount points inside the export are not crossed: lookup refuses them (EXDEV) and fh_of
 /// refuses objects of other mounts (EXDEV).
@@ -75,7 +77,8 @@ class export_root {
 
   /// The object behind a handle made by fh_of (of this or an earlier instance on the same
   /// export). errc::bad_handle if the size, version or MAC is wrong; ESTALE if it was valid
-  /// but the object no longer exists (including a removed file that is still held open).
+  /// but the object no longer exists (including a removed file that is still held open) or
+  /// is a directory that is no longer inside the export.
   /// Runs open_by_handle_at with the root file-system identity even under a scoped_identity.
   object resolve(std::span<const std::byte> fh, std::error_code& ec) const;
 
@@ -89,6 +92,8 @@ class export_root {
   fs_stats statfs(std::error_code& ec) const;
 
  private:
+  bool contains_directory(int fd) const;
+
   std::filesystem::path path_;
   object root_;
   unique_fd mount_fd_;  ///< O_RDONLY on the root: open_by_handle_at refuses O_PATH descriptors
