@@ -49,11 +49,12 @@ struct create_result {
 /// Exclusive creation stores the 8-byte verifier in the xattr `trusted.vnfs.createverf` of
 /// the new file; when the name exists as a regular file carrying the same verifier the call
 /// is a replay and succeeds with created = false, otherwise EEXIST. The verifier is dropped
-/// by the first setattr() or write() to the file, after which a retry gets EEXIST. If the
+/// by the first setattr(), write(), append() or copy() into the file, after which a retry gets EEXIST. If the
 /// file system refuses the xattr, the new file is removed again and the error (ENOTSUP) is
 /// returned, so the handler can answer NFS4ERR_NOTSUPP and the client fall back to guarded.
 ///
-/// An existing non-regular name: EISDIR (directory), ELOOP (symlink), errc::wrong_type.
+/// An existing non-regular name: EEXIST for guarded and exclusive; for unchecked EISDIR
+/// (directory), ELOOP (symlink, never followed), errc::wrong_type (anything else).
 /// Truncating an existing file needs write access (EACCES otherwise).
 create_result create(const object& dir, std::string_view name, const create_how& how,
                      std::error_code& ec);
