@@ -60,6 +60,23 @@ nfsstat4 status_of(const nfs_resop4& res) noexcept {
   return std::visit([](const auto& r) { return r.status; }, res);
 }
 
+nfs_resop4 make_result(nfs_opnum4 op, nfsstat4 status) {
+  switch (op) {
+#define VNFS_NFS4_MAKE_RESULT(N) \
+  case nfs_opnum4::OP_##N: {     \
+    N##4res r{};                 \
+    r.status = status;           \
+    return r;                    \
+  }
+    VNFS_NFS4_SUPPORTED_OPS(VNFS_NFS4_MAKE_RESULT)
+#undef VNFS_NFS4_MAKE_RESULT
+    default: break;
+  }
+  auto n = static_cast<std::uint32_t>(op);
+  if (!is_defined_opnum(n) || op == nfs_opnum4::OP_ILLEGAL) return ILLEGAL4res{status};
+  return status_only_res4{op, status};
+}
+
 void encode_argop(xdr::encoder& e, const nfs_argop4& op) {
   std::visit(
       [&](const auto& a) {

@@ -171,3 +171,19 @@ TEST_CASE("RFC length bounds are enforced") {
   // <1> arrays: a count of 2 is malformed.
   CHECK_THROWS_AS(xdr::from_bytes<write_response4>(B({0, 0, 0, 2})), xdr::decode_error);
 }
+
+TEST_CASE("make_result builds the right result type for any opnum") {
+  nfs_resop4 r = make_result(nfs_opnum4::OP_SETATTR, nfsstat4::NFS4ERR_PERM);
+  REQUIRE(std::holds_alternative<SETATTR4res>(r));
+  xdr::encoder e;
+  encode_resop(e, r);
+  CHECK(e.flatten() == B({0, 0, 0, 34, 0, 0, 0, 1, 0, 0, 0, 0}));  // attrsset always travels
+  r = make_result(nfs_opnum4::OP_READ, nfsstat4::NFS4ERR_IO);
+  CHECK(std::holds_alternative<READ4res>(r));
+  CHECK(status_of(r) == nfsstat4::NFS4ERR_IO);
+  r = make_result(nfs_opnum4::OP_LAYOUTGET, nfsstat4::NFS4ERR_NOTSUPP);
+  CHECK(std::get<status_only_res4>(r) == status_only_res4{nfs_opnum4::OP_LAYOUTGET, nfsstat4::NFS4ERR_NOTSUPP});
+  r = make_result(static_cast<nfs_opnum4>(9999), nfsstat4::NFS4ERR_OP_ILLEGAL);
+  CHECK(std::holds_alternative<ILLEGAL4res>(r));
+  CHECK(opnum_of(r) == nfs_opnum4::OP_ILLEGAL);
+}

@@ -73,6 +73,12 @@ nfs_opnum4 opnum_of(const nfs_resop4& res) noexcept;
 /// Every result carries a status.
 nfsstat4 status_of(const nfs_resop4& res) noexcept;
 
+/// A result of operation op carrying status and default values elsewhere: the dedicated
+/// XXX4res for supported operations (so SETATTR4res still carries its attrsset), ILLEGAL4res
+/// for OP_ILLEGAL and undefined opnums, status_only_res4 for the other RFC operations.
+/// For a server answering an operation that failed before producing a result.
+nfs_resop4 make_result(nfs_opnum4 op, nfsstat4 status);
+
 /// Encodes `nfs_opnum4 argop` and the arguments.
 void encode_argop(xdr::encoder& e, const nfs_argop4& op);
 /// Decodes one operation. Returns unsupported_op4 for an RFC operation without a dedicated
