@@ -55,11 +55,6 @@ bool is_v42_only(nfs_opnum4 op) {
          op != nfs_opnum4::OP_ILLEGAL;
 }
 
-nfs4::nfs_resop4 error_result(nfs_opnum4 op, nfsstat4 status) {
-  if (op == nfs_opnum4::OP_ILLEGAL) return nfs4::ILLEGAL4res{status};
-  return nfs4::status_only_res4{op, status};
-}
-
 /// Executes one COMPOUND and encodes COMPOUND4res into `body`.
 class compound_run {
  public:
@@ -153,14 +148,14 @@ nfs4::nfs_resop4 compound_run::execute(const nfs4::nfs_argop4& op) {
         if constexpr (std::is_same_v<T, nfs4::illegal_op4>) {
           return nfs4::ILLEGAL4res{nfsstat4::NFS4ERR_OP_ILLEGAL};
         } else if constexpr (std::is_same_v<T, nfs4::unsupported_op4>) {
-          return nfs4::status_only_res4{args.opnum, nfsstat4::NFS4ERR_NOTSUPP};
+          return nfs4::make_result(args.opnum, nfsstat4::NFS4ERR_NOTSUPP);
         } else if constexpr (std::is_same_v<T, nfs4::SEQUENCE4args>) {
-          return nfs4::status_only_res4{T::opnum, nfsstat4::NFS4ERR_SEQUENCE_POS};
+          return nfs4::make_result(T::opnum, nfsstat4::NFS4ERR_SEQUENCE_POS);
         } else {
           try {
             return handle(ctx_, args);
           } catch (const std::exception&) {
-            return error_result(T::opnum, nfsstat4::NFS4ERR_SERVERFAULT);
+            return nfs4::make_result(T::opnum, nfsstat4::NFS4ERR_SERVERFAULT);
           }
         }
       },
@@ -209,7 +204,7 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
     try {
       op = nfs4::decode_argop(d);
     } catch (const xdr::decode_error&) {
-      add_result(error_result(opnum, nfsstat4::NFS4ERR_BADXDR));
+      add_result(nfs4::make_result(opnum, nfsstat4::NFS4ERR_BADXDR));
       break;
     }
     opnum = nfs4::opnum_of(op);
@@ -238,11 +233,11 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
       bool undecoded = std::holds_alternative<nfs4::illegal_op4>(op) ||
                        std::holds_alternative<nfs4::unsupported_op4>(op);
       if (!is_sessionless(opnum) && !undecoded) {
-        add_result(error_result(opnum, nfsstat4::NFS4ERR_OP_NOT_IN_SESSION));
+        add_result(nfs4::make_result(opnum, nfsstat4::NFS4ERR_OP_NOT_IN_SESSION));
         break;
       }
       if (is_sessionless(opnum) && hdr.numops != 1) {
-        add_result(error_result(opnum, nfsstat4::NFS4ERR_NOT_ONLY_OP));
+        add_result(nfs4::make_result(opnum, nfsstat4::NFS4ERR_NOT_ONLY_OP));
         break;
       }
     }
@@ -256,7 +251,7 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
     // RPC reply header and record mark are not part of the session's response size; the
     // COMPOUND4res is (a conservative reading of §2.10.6.4 that never overshoots).
     if (body.size() + e.size() > max_reply || body.size() + e.size() > max_cached) {
-      add_result(error_result(opnum, body.size() + e.size() > max_reply
+      add_result(nfs4::make_result(opnum, body.size() + e.size() > max_reply
                                          ? nfsstat4::NFS4ERR_REP_TOO_BIG
                                          : nfsstat4::NFS4ERR_REP_TOO_BIG_TO_CACHE));
       break;

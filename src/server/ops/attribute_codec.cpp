@@ -4,7 +4,6 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <bit>
 #include <charconv>
 #include <string>
 #include <vector>
@@ -44,15 +43,12 @@ n4::bitmap4 make_supported() {
 
 n4::nfstime4 to_nfstime(const fs::timestamp& t) { return {t.sec, t.nsec}; }
 
-/// Largest power of two not above n (n > 0).
-std::uint32_t floor_pow2(std::uint32_t n) { return std::bit_floor(n); }
-
 /// maxread/maxwrite: what one READ/WRITE can move within the session's negotiated sizes,
-/// leaving room for the RPC and COMPOUND headers around the data.
+/// leaving 1 KiB for the RPC and COMPOUND headers around the data, in whole 4 KiB pages.
 std::uint64_t io_size(std::uint32_t negotiated) {
-  constexpr std::uint32_t header_room = 1024;
-  if (negotiated <= 2 * header_room) return 512;
-  return floor_pow2(negotiated - header_room);
+  constexpr std::uint32_t header_room = 1024, page = 4096;
+  if (negotiated < header_room + page) return 512;
+  return (negotiated - header_room) & ~(page - 1);
 }
 
 bool parse_number(std::string_view s, std::uint32_t& out) {
