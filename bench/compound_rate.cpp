@@ -1,0 +1,226 @@
+// bench/compound_rate — COMPOUNDs per second of a server for two small COMPOUNDs:
+//   getattr: SEQUENCE, PUTFH, GETATTR (the attributes stat() needs)
+//   read4k:  SEQUENCE, PUTFH, READ 4 KiB (anonymous stateid, offsets cycling over 1 MiB)
+// over 1 and 16 TCP connections (one session and one thread each, one request in flight per
+// connection), against vnfsd and NFS-Ganesha started on loopback by this program.
+// Every run is bounded by --seconds and by --max-compounds per connection.
+// Results go to a JSON file; bench/plot_compound_rate.py draws them.
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "client/blocking_session.hpp"
+#include "vnfs/nfs4/nfs4.hpp"
+#include "vnfs/test/ganesha_process.hpp"
+#include "vnfs/test/temp_dir.hpp"
+#include "vnfs/test/vnfsd_process.hpp"
+
+using namespace vnfs;
+using namespace vnfs::nfs4;
+namespace po = boost::program_options;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::size_t file_size = 1 << 20;
+
+struct result {
+  std::string server, workload;
+  unsigned connections;
+  std::uint64_t compounds;
+  double seconds;
+};
+
+struct target {
+  std::string name;
+  std::string host;
+  std::uint16_t port;
+  std::vector<std::string> root_path;
+};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, sep);)
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+void write_file(const std::filesystem::path& p) {
+  std::ofstream f(p, std::ios::binary);
+  std::vector<char> block(file_size);
+  for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>(i * 7);
+  f.write(block.data(), static_cast<std::streamsize>(block.size()));
+}
+
+nfs_fh4 lookup_fh(const target& t) {
+  client::blocking_session s(t.host, t.port, t.root_path);
+  auto ops = s.root_ops();
+  ops.push_back(LOOKUP4args{"bench.dat"});
+  ops.push_back(GETFH4args{});
+  auto r = s.compound(ops);
+  if (r.status != nfsstat4::NFS4_OK)
+    throw std::runtime_error(t.name + ": cannot look up bench.dat: " + std::error_code(r.status).message());
+  return std::get<GETFH4res>(r.resarray.back()).resok4.object;
+}
+
+std::vector<nfs_argop4> compound_for(const std::string& workload, const nfs_fh4& fh,
+                                     std::uint64_t i) {
+  if (workload == "getattr") {
+    bitmap4 stat_attrs;
+    for (unsigned a : {FATTR4_TYPE, FATTR4_CHANGE, FATTR4_SIZE, FATTR4_FILEID, FATTR4_MODE,
+                       FATTR4_NUMLINKS, FATTR4_OWNER, FATTR4_OWNER_GROUP, FATTR4_SPACE_USED,
+                       FATTR4_TIME_ACCESS, FATTR4_TIME_METADATA, FATTR4_TIME_MODIFY})
+      stat_attrs.set(a);
+    return {PUTFH4args{fh}, GETATTR4args{stat_attrs}};
+  }
+  offset4 off = (i * 4096) % file_size;
+  return {PUTFH4args{fh}, READ4args{stateid4::anonymous(), off, 4096}};
+}
+
+result measure(const target& t, const std::string& workload, unsigned connections,
+               double seconds, std::uint64_t max_per_connection) {
+  nfs_fh4 fh = lookup_fh(t);
+  std::vector<std::unique_ptr<client::blocking_session>> sessions;
+  for (unsigned c = 0; c < connections; ++c)
+    sessions.push_back(std::make_unique<client::blocking_session>(t.host, t.port, t.root_path));
+  std::atomic<std::uint64_t> total{0};
+  std::atomic<bool> failed{false};
+  std::string failure;
+  auto start = clock_type::now();
+  auto deadline = start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
+  std::vector<std::thread> threads;
+  for (unsigned c = 0; c < connections; ++c) {
+    threads.emplace_back([&, c] {
+      std::uint64_t n = 0;
+      try {
+        while (n < max_per_connection && clock_type::now() < deadline && !failed) {
+          auto r = sessions[c]->compound(compound_for(workload, fh, n + c * 97), /*cachethis=*/false);
+          if (r.status != nfsstat4::NFS4_OK) throw std::runtime_error(std::error_code(r.status).message());
+          if (workload == "read4k" && std::get<READ4res>(r.resarray.back()).resok4.data.size() != 4096)
+            throw std::runtime_error("short READ");
+          ++n;
+        }
+      } catch (const std::exception& e) {
+        if (!failed.exchange(true)) failure = e.what();
+      }
+      total += n;
+    });
+  }
+  for (auto& th : threads) th.join();
+  double elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
+  if (failed) throw std::runtime_error(t.name + " " + workload + ": " + failure);
+  return {t.name, workload, connections, total.load(), elapsed};
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::string servers = "vnfsd,ganesha", workloads = "getattr,read4k", conns = "1,16";
+  std::string out = "bench/results/compound_rate.json";
+  double seconds = 3;
+  std::uint64_t max_compounds = 1'000'000;
+  po::options_description desc(
+      "Usage: compound_rate [options]\n\n"
+      "Measures COMPOUNDs per second of vnfsd and NFS-Ganesha (both started here on\n"
+      "127.0.0.1) for a GETATTR COMPOUND and a 4 KiB READ COMPOUND over several numbers of\n"
+      "connections, and writes the results as JSON.\n\nOptions");
+  desc.add_options()("help,h", "print this help")
+      ("servers", po::value(&servers)->default_value(servers), "comma-separated: vnfsd, ganesha")
+      ("workloads", po::value(&workloads)->default_value(workloads), "comma-separated: getattr, read4k")
+      ("connections", po::value(&conns)->default_value(conns), "comma-separated connection counts")
+      ("seconds", po::value(&seconds)->default_value(seconds), "duration of each run")
+      ("max-compounds", po::value(&max_compounds)->default_value(max_compounds),
+       "upper bound of COMPOUNDs per connection and run")
+      ("out", po::value(&out)->default_value(out), "JSON output file");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, desc), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (seconds <= 0 || seconds > 600) throw std::runtime_error("--seconds must be in (0, 600]");
+
+  std::vector<result> results;
+  for (const auto& server : split(servers, ',')) {
+    std::unique_ptr<test::temp_dir> dir;
+    std::unique_ptr<test::vnfsd_process> vnfsd;
+    std::unique_ptr<test::ganesha_process> ganesha;
+    target t;
+    t.name = server;
+    if (server == "vnfsd") {
+      dir = std::make_unique<test::temp_dir>("vnfs-bench");
+      write_file(dir->path() / "bench.dat");
+      vnfsd = std::make_unique<test::vnfsd_process>(dir->path(), std::vector<std::string>{"--threads", "4"});
+      t.host = vnfsd->host();
+      t.port = vnfsd->port();
+    } else if (server == "ganesha") {
+      ganesha = std::make_unique<test::ganesha_process>();
+      write_file(ganesha->export_dir() / "bench.dat");
+      t.host = ganesha->host();
+      t.port = ganesha->port();
+      t.root_path = split(ganesha->pseudo_path(), '/');
+    } else {
+      throw std::runtime_error("unknown server '" + server + "' (vnfsd or ganesha)");
+    }
+    for (const auto& w : split(workloads, ',')) {
+      if (w != "getattr" && w != "read4k") throw std::runtime_error("unknown workload '" + w + "'");
+      for (const auto& c : split(conns, ',')) {
+        unsigned n = static_cast<unsigned>(std::stoul(c));
+        if (n == 0 || n > 256) throw std::runtime_error("connections must be 1..256");
+        std::fprintf(stderr, "%-8s %-8s %3u connection(s) ... ", server.c_str(), w.c_str(), n);
+        result r = measure(t, w, n, seconds, max_compounds);
+        std::fprintf(stderr, "%10.0f COMPOUNDs/s (%llu in %.2f s)\n", r.compounds / r.seconds,
+                     static_cast<unsigned long long>(r.compounds), r.seconds);
+        results.push_back(r);
+      }
+    }
+  }
+
+  utsname u{};
+  uname(&u);
+  std::filesystem::create_directories(std::filesystem::path(out).parent_path().empty()
+                                          ? "."
+                                          : std::filesystem::path(out).parent_path());
+  std::ofstream f(out);
+  f << "{\n  \"benchmark\": \"compound_rate\",\n"
+    << "  \"machine\": {\"cpus\": " << std::thread::hardware_concurrency() << ", \"kernel\": \""
+    << json_escape(u.release) << "\"},\n"
+    << "  \"seconds_per_run\": " << seconds << ",\n  \"results\": [\n";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    f << "    {\"server\": \"" << r.server << "\", \"workload\": \"" << r.workload
+      << "\", \"connections\": " << r.connections << ", \"compounds\": " << r.compounds
+      << ", \"seconds\": " << r.seconds << ", \"compounds_per_second\": " << r.compounds / r.seconds
+      << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+  }
+  f << "  ]\n}\n";
+  std::cerr << "wrote " << out << "\n";
+  return 0;
+} catch (const std::exception& e) {
+  std::cerr << "compound_rate: " << e.what() << "\n";
+  return 1;
+}
