@@ -1,0 +1,422 @@
+// Data operations: READ, WRITE, COMMIT, COPY and the vNFS append extension — against vnfsd
+// and, where the RFCs fix the answer, NFS-Ganesha too.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "support/test_session.hpp"
+#include "vnfs/rpc/auth.hpp"
+#include "vnfs/transport/tcp/blocking_channel.hpp"
+#include "vnfs/nfs4/attributes.hpp"
+
+using namespace vnfs;
+using namespace vnfs::nfs4;
+using namespace vnfs::test;
+
+namespace {
+
+/// One server of each kind per test program (started on first use); each test works in a
+/// fresh directory of its export, prepared locally before the server first looks at it.
+test_server& server_of(server_kind k) {
+  static std::unique_ptr<test_server> vnfsd, ganesha;
+  auto& p = k == server_kind::vnfsd ? vnfsd : ganesha;
+  if (!p) {
+    p = std::make_unique<test_server>(k);
+    ::chmod(p->export_dir().c_str(), 0755);  // searchable by the non-root callers of tests
+  }
+  return *p;
+}
+
+/// A new directory (mode 0777) at the top of the export of `srv`; returns its name.
+std::string new_workdir(test_server& srv) {
+  static int counter = 0;
+  std::string name = "io" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+  std::filesystem::create_directory(srv.export_dir() / name);
+  ::chmod((srv.export_dir() / name).c_str(), 0777);
+  return name;
+}
+
+/// A session (its own client ID) whose COMPOUNDs start in the working directory: run()
+/// prefixes the root operations and LOOKUP of the directory, at<R>(r, k) is the result of
+/// the k-th operation given to run().
+struct nfs_client {
+  test_session s;
+  session_options opts;
+  std::string dir;
+  std::size_t base;
+  nfs_client(test_server& srv, std::string workdir, session_options o = {})
+      : s(srv, o), opts(o), dir(std::move(workdir)), base(1 + s.root_ops().size() + 1) {
+    // A server in its grace period refuses non-reclaim OPENs until this (§18.51.3).
+    s.compound({RECLAIM_COMPLETE4args{false}});
+  }
+
+  /// SEQUENCE + ops (minor version 1, or 2 for COPY), not cached by the server. Unlike
+  /// test_session::compound, the reply bytes are kept for the life of this object, so the
+  /// READ data views in the results stay valid.
+  COMPOUND4res call(std::vector<nfs_argop4> ops, std::uint32_t minorversion = 1) {
+    SEQUENCE4args seq;
+    seq.sa_sessionid = s.session_id();
+    seq.sa_sequenceid = s.next_seqid();
+    seq.sa_slotid = 0;
+    seq.sa_highest_slotid = 0;
+    seq.sa_cachethis = false;
+    ops.insert(ops.begin(), seq);
+    const COMPOUND4args args{"", minorversion, std::move(ops)};
+    rpc::authsys_parms p;
+    p.machinename = "vnfs-test";
+    p.uid = opts.uid;
+    p.gid = opts.gid;
+    p.gids = opts.gids;
+    replies_.push_back(std::make_unique<std::vector<std::byte>>(transport::tcp::rpc_call(
+        s.channel(), NFS4_PROGRAM, NFS_V4, NFSPROC4_COMPOUND,
+        [&](xdr::encoder& e) { xdr::encode(e, args); }, rpc::make_authsys(p))));
+    xdr::decoder d(*replies_.back());
+    COMPOUND4res r = xdr::decode<COMPOUND4res>(d);
+    if (!r.resarray.empty() && status_of(r.resarray[0]) == nfsstat4::NFS4_OK)
+      s.set_seqid(0, seq.sa_sequenceid);
+    return r;
+  }
+  /// root operations, LOOKUP of the working directory, then `ops`.
+  COMPOUND4res run(std::vector<nfs_argop4> ops) {
+    auto all = s.root_ops();
+    all.push_back(LOOKUP4args{dir});
+    all.insert(all.end(), ops.begin(), ops.end());
+    return call(std::move(all));
+  }
+  /// PUTFH of `fh`, then `ops` (results from index 2).
+  COMPOUND4res on(const nfs_fh4& fh, std::vector<nfs_argop4> ops) {
+    ops.insert(ops.begin(), PUTFH4args{fh});
+    return call(std::move(ops));
+  }
+  template <class R>
+  const R& at(const COMPOUND4res& r, std::size_t k) const {
+    return result_at<R>(r, base + k);
+  }
+  nfsstat4 status(const COMPOUND4res& r, std::size_t k) const { return status_at(r, base + k); }
+  state_owner4 owner(std::string_view name) const { return {s.client_id(), to_byte_vector(name)}; }
+
+ private:
+  std::vector<std::unique_ptr<std::vector<std::byte>>> replies_;
+};
+
+OPEN4args open_args(const nfs_client& c, std::string name, std::string_view owner,
+                    std::uint32_t access, bool create = true) {
+  OPEN4args a;
+  a.share_access = access;
+  a.share_deny = OPEN4_SHARE_DENY_NONE;
+  a.owner = c.owner(owner);
+  a.claim.claim = open_claim_type4::CLAIM_NULL;
+  a.claim.file = std::move(name);
+  if (create) {
+    a.openhow.opentype = opentype4::OPEN4_CREATE;
+    a.openhow.how.mode = createmode4::UNCHECKED4;
+    attributes m;
+    m.mode = 0644;
+    a.openhow.how.createattrs = encode_attributes(m);
+  } else {
+    a.openhow.opentype = opentype4::OPEN4_NOCREATE;
+  }
+  return a;
+}
+
+std::pair<stateid4, nfs_fh4> open_file(nfs_client& c, const std::string& name, std::string_view owner,
+                                       std::uint32_t access = OPEN4_SHARE_ACCESS_BOTH) {
+  auto r = c.run({open_args(c, name, owner, access), GETFH4args{}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  return {c.at<OPEN4res>(r, 0).resok4.stateid, c.at<GETFH4res>(r, 1).resok4.object};
+}
+
+std::vector<std::byte> pattern(std::size_t n, unsigned seed) {
+  std::vector<std::byte> v(n);
+  std::uint32_t x = seed * 2654435761u + 1;
+  for (auto& b : v) {
+    x = x * 1103515245u + 12345u;
+    b = std::byte(x >> 16);
+  }
+  return v;
+}
+
+std::vector<std::byte> read_local(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::vector<char> c((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto b = reinterpret_cast<const std::byte*>(c.data());
+  return {b, b + c.size()};
+}
+
+void write_local(const std::filesystem::path& p, const std::vector<std::byte>& data) {
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+}
+
+}  // namespace
+
+TEST_CASE("OPEN+WRITE+CLOSE, then OPEN+READ+CLOSE with the current stateid, one COMPOUND each") {
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(name_of(kind));
+  test_server& srv = server_of(kind);
+  const std::string wd = new_workdir(srv);
+  nfs_client c(srv, wd);
+  const auto data = to_byte_vector("hello, vnfs");
+
+  auto w = c.run({open_args(c, "rw", "oo", OPEN4_SHARE_ACCESS_WRITE),
+                  WRITE4args{stateid4::current(), 0, stable_how4::FILE_SYNC4, data},
+                  CLOSE4args{0, stateid4::current()}});
+  REQUIRE(w.status == nfsstat4::NFS4_OK);
+  CHECK(c.at<WRITE4res>(w, 1).resok4.count == data.size());
+  CHECK(c.at<WRITE4res>(w, 1).resok4.committed == stable_how4::FILE_SYNC4);
+  CHECK(read_local(srv.export_dir() / wd / "rw") == data);
+
+  auto r = c.run({open_args(c, "rw", "oo", OPEN4_SHARE_ACCESS_READ, false),
+                  READ4args{stateid4::current(), 0, 1000}, CLOSE4args{0, stateid4::current()}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  const auto& rd = c.at<READ4res>(r, 1).resok4;
+  CHECK(to_string(rd.data) == "hello, vnfs");
+  CHECK(rd.eof);
+  // CLOSE's stateid carries no meaning in NFSv4.1; vnfsd sends the invalid special stateid
+  // as RFC 8881 §18.2.4 recommends.
+  if (kind == server_kind::vnfsd) CHECK(c.at<CLOSE4res>(r, 2).open_stateid.is_invalid());
+}
+
+TEST_CASE("READ at and after end of file") {
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(name_of(kind));
+  test_server& srv = server_of(kind);
+  const std::string wd = new_workdir(srv);
+  write_local(srv.export_dir() / wd / "ten", to_byte_vector("0123456789"));
+  nfs_client c(srv, wd);
+  auto [sid, fh] = open_file(c, "ten", "oo", OPEN4_SHARE_ACCESS_READ);
+  auto r = c.on(fh, {READ4args{sid, 0, 5}, READ4args{sid, 5, 100}, READ4args{sid, 10, 10},
+                     READ4args{sid, 20, 10}, READ4args{sid, 3, 0}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  const auto& r0 = result_at<READ4res>(r, 2).resok4;
+  CHECK(to_string(r0.data) == "01234");
+  CHECK_FALSE(r0.eof);
+  const auto& r1 = result_at<READ4res>(r, 3).resok4;
+  CHECK(to_string(r1.data) == "56789");
+  CHECK(r1.eof);
+  const auto& r2 = result_at<READ4res>(r, 4).resok4;
+  CHECK(r2.data.empty());
+  CHECK(r2.eof);
+  const auto& r3 = result_at<READ4res>(r, 5).resok4;
+  CHECK(r3.data.empty());
+  CHECK(r3.eof);
+  CHECK(result_at<READ4res>(r, 6).resok4.data.empty());
+}
+
+TEST_CASE("READ and WRITE with the anonymous stateid") {
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(name_of(kind));
+  test_server& srv = server_of(kind);
+  const std::string wd = new_workdir(srv);
+  write_local(srv.export_dir() / wd / "anon", to_byte_vector("abcdef"));
+  nfs_client c(srv, wd);
+  auto w = c.run({LOOKUP4args{"anon"},
+                  WRITE4args{stateid4::anonymous(), 2, stable_how4::UNSTABLE4, to_byte_vector("XY")},
+                  READ4args{stateid4::anonymous(), 0, 100}, READ4args{stateid4::bypass(), 4, 100}});
+  REQUIRE(w.status == nfsstat4::NFS4_OK);
+  CHECK(c.at<WRITE4res>(w, 1).resok4.count == 2);
+  CHECK(to_string(c.at<READ4res>(w, 2).resok4.data) == "abXYef");
+  CHECK(to_string(c.at<READ4res>(w, 3).resok4.data) == "ef");
+}
+
+TEST_CASE("WRITE FILE_SYNC4 and UNSTABLE4 + COMMIT, then read back") {
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(name_of(kind));
+  test_server& srv = server_of(kind);
+  const std::string wd = new_workdir(srv);
+  nfs_client c(srv, wd);
+  auto [sid, fh] = open_file(c, "sync", "oo");
+  const auto a = pattern(200000, 1);
+  const auto b = pattern(1000, 2);
+  auto r = c.on(fh, {WRITE4args{sid, 0, stable_how4::FILE_SYNC4, a},
+                     WRITE4args{sid, 50000, stable_how4::UNSTABLE4, b}, COMMIT4args{0, 0}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  const auto& w1 = result_at<WRITE4res>(r, 2).resok4;
+  CHECK(w1.count == a.size());
+  CHECK(w1.committed == stable_how4::FILE_SYNC4);
+  const auto& w2 = result_at<WRITE4res>(r, 3).resok4;
+  CHECK(w2.count == b.size());
+  CHECK((w2.committed == stable_how4::UNSTABLE4 || w2.committed == stable_how4::FILE_SYNC4 ||
+         w2.committed == stable_how4::DATA_SYNC4));
+  // One verifier for the server instance (RFC 8881 §18.32.3).
+  CHECK(result_at<COMMIT4res>(r, 4).resok4.writeverf == w1.writeverf);
+  CHECK(w2.writeverf == w1.writeverf);
+
+  auto expect = a;
+  std::copy(b.begin(), b.end(), expect.begin() + 50000);
+  std::vector<std::byte> got;
+  for (offset4 off = 0; off < expect.size();) {
+    auto rr = c.on(fh, {READ4args{sid, off, 65536}});
+    REQUIRE(rr.status == nfsstat4::NFS4_OK);
+    const auto& d = result_at<READ4res>(rr, 2).resok4.data;
+    REQUIRE(!d.empty());
+    got.insert(got.end(), d.begin(), d.end());
+    off += d.size();
+  }
+  CHECK((got == expect));
+  CHECK((read_local(srv.export_dir() / wd / "sync") == expect));
+}
+
+TEST_CASE("WRITE through a read-only open is NFS4ERR_OPENMODE") {
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(name_of(kind));
+  test_server& srv = server_of(kind);
+  const std::string wd = new_workdir(srv);
+  nfs_client c(srv, wd);
+  auto [sid, fh] = open_file(c, "ro", "oo", OPEN4_SHARE_ACCESS_READ);
+  auto r = c.on(fh, {WRITE4args{sid, 0, stable_how4::UNSTABLE4, to_byte_vector("x")}});
+  CHECK(r.status == nfsstat4::NFS4ERR_OPENMODE);
+  CHECK(std::filesystem::file_size(srv.export_dir() / wd / "ro") == 0);
+}
+
+TEST_CASE("READ and WRITE need a regular file and a stateid for it") {
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(name_of(kind));
+  test_server& srv = server_of(kind);
+  const std::string wd = new_workdir(srv);
+  std::filesystem::create_directory(srv.export_dir() / wd / "dir");
+  nfs_client c(srv, wd);
+  CHECK(c.run({LOOKUP4args{"dir"}, READ4args{stateid4::anonymous(), 0, 10}}).status ==
+        nfsstat4::NFS4ERR_ISDIR);
+  CHECK(c.run({READ4args{stateid4::anonymous(), 0, 10}}).status == nfsstat4::NFS4ERR_ISDIR);
+  CHECK(c.run({LOOKUP4args{"dir"},
+               WRITE4args{stateid4::anonymous(), 0, stable_how4::UNSTABLE4, to_byte_vector("x")}})
+            .status == nfsstat4::NFS4ERR_ISDIR);
+  if (kind == server_kind::vnfsd) {
+    // An open stateid used on another file.
+    auto [sid_a, fh_a] = open_file(c, "a", "oo");
+    auto [sid_b, fh_b] = open_file(c, "b", "oo");
+    CHECK(c.on(fh_b, {READ4args{sid_a, 0, 10}}).status == nfsstat4::NFS4ERR_BAD_STATEID);
+  }
+}
+
+TEST_CASE("vnfsd: a share deny refuses anonymous I/O") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv);
+  nfs_client c(srv, wd);
+  auto o = open_args(c, "deny", "oo", OPEN4_SHARE_ACCESS_READ);
+  o.share_deny = OPEN4_SHARE_DENY_WRITE;
+  auto r = c.run({o, GETFH4args{}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  const auto fh = c.at<GETFH4res>(r, 1).resok4.object;
+  CHECK(c.on(fh, {WRITE4args{stateid4::anonymous(), 0, stable_how4::UNSTABLE4,
+                             to_byte_vector("x")}})
+            .status == nfsstat4::NFS4ERR_LOCKED);
+  CHECK(c.on(fh, {READ4args{stateid4::anonymous(), 0, 1}}).status == nfsstat4::NFS4_OK);
+}
+
+TEST_CASE("vnfsd: READ is capped at 1 MiB") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv);
+  write_local(srv.export_dir() / wd / "big", pattern(3u << 20, 3));
+  nfs_client c(srv, wd);
+  auto [sid, fh] = open_file(c, "big", "oo", OPEN4_SHARE_ACCESS_READ);
+  auto r = c.on(fh, {READ4args{sid, 0, 2u << 20}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  CHECK(result_at<READ4res>(r, 2).resok4.data.size() == (1u << 20));
+  CHECK_FALSE(result_at<READ4res>(r, 2).resok4.eof);
+}
+
+TEST_CASE("vnfsd: the append extension (WRITE at offset 2^64-1) from two sessions") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv);
+  constexpr int records = 50;
+  constexpr std::size_t record_size = 1000;
+  {
+    nfs_client c(srv, wd);
+    open_file(c, "log", "setup");
+  }
+  auto appender = [&](unsigned who) {
+    nfs_client c(srv, wd);
+    auto [sid, fh] = open_file(c, "log", "appender");
+    for (int i = 0; i < records; ++i) {
+      auto rec = pattern(record_size, who * 1000 + static_cast<unsigned>(i));
+      auto r = c.on(fh, {WRITE4args{sid, NFS4_UINT64_MAX, stable_how4::UNSTABLE4, rec}});
+      if (r.status != nfsstat4::NFS4_OK || result_at<WRITE4res>(r, 2).resok4.count != record_size)
+        throw std::runtime_error("append failed");
+    }
+  };
+  std::exception_ptr e1, e2;
+  std::thread t1([&] {
+    try {
+      appender(1);
+    } catch (...) {
+      e1 = std::current_exception();
+    }
+  });
+  std::thread t2([&] {
+    try {
+      appender(2);
+    } catch (...) {
+      e2 = std::current_exception();
+    }
+  });
+  t1.join();
+  t2.join();
+  if (e1) std::rethrow_exception(e1);
+  if (e2) std::rethrow_exception(e2);
+
+  // Every record is present exactly once, whole, at a multiple of the record size.
+  const auto file = read_local(srv.export_dir() / wd / "log");
+  REQUIRE(file.size() == 2 * records * record_size);
+  std::map<std::vector<std::byte>, int> expected;
+  for (unsigned who = 1; who <= 2; ++who)
+    for (int i = 0; i < records; ++i) expected[pattern(record_size, who * 1000 + static_cast<unsigned>(i))]++;
+  for (std::size_t off = 0; off < file.size(); off += record_size) {
+    std::vector<std::byte> rec(file.begin() + static_cast<std::ptrdiff_t>(off),
+                               file.begin() + static_cast<std::ptrdiff_t>(off + record_size));
+    auto it = expected.find(rec);
+    REQUIRE(it != expected.end());
+    REQUIRE(it->second == 1);
+    it->second = 0;
+  }
+}
+
+TEST_CASE("COPY of a 3 MiB file within the server") {
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(name_of(kind));
+  test_server& srv = server_of(kind);
+  const std::string wd = new_workdir(srv);
+  const auto data = pattern(3u << 20, 7);
+  write_local(srv.export_dir() / wd / "src", data);
+  nfs_client c(srv, wd);
+  auto [src_sid, src_fh] = open_file(c, "src", "oo", OPEN4_SHARE_ACCESS_READ);
+  auto [dst_sid, dst_fh] = open_file(c, "dst", "oo", OPEN4_SHARE_ACCESS_WRITE);
+  COPY4args cp;
+  cp.ca_src_stateid = src_sid;
+  cp.ca_dst_stateid = dst_sid;
+  cp.ca_count = 0;  // to the end of the source
+  cp.ca_consecutive = true;
+  cp.ca_synchronous = false;
+  auto r = c.call({PUTFH4args{src_fh}, SAVEFH4args{}, PUTFH4args{dst_fh}, cp}, 2);
+  if (kind == server_kind::ganesha && r.status == nfsstat4::NFS4ERR_NOTSUPP) {
+    WARN("NFS-Ganesha does not support COPY here");
+    return;
+  }
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  const auto& ok = result_at<COPY4res>(r, 4).resok4;
+  CHECK(ok.cr_response.wr_count == data.size());
+  CHECK(ok.cr_requirements.cr_consecutive);
+  CHECK(ok.cr_requirements.cr_synchronous);
+  CHECK_FALSE(ok.cr_response.wr_callback_id.has_value());
+  CHECK((read_local(srv.export_dir() / wd / "dst") == data));
+
+  if (kind == server_kind::vnfsd) {
+    COPY4args past = cp;
+    past.ca_src_offset = 1;
+    past.ca_count = data.size();
+    CHECK(c.call({PUTFH4args{src_fh}, SAVEFH4args{}, PUTFH4args{dst_fh}, past}, 2).status ==
+          nfsstat4::NFS4ERR_INVAL);
+    COPY4args remote = cp;
+    remote.ca_source_server.push_back(netloc4{netloc_type4::NL4_NAME, "elsewhere", {}, {}});
+    CHECK(c.call({PUTFH4args{src_fh}, SAVEFH4args{}, PUTFH4args{dst_fh}, remote}, 2).status ==
+          nfsstat4::NFS4ERR_NOTSUPP);
+  }
+}
