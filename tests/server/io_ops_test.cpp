@@ -264,6 +264,36 @@ TEST_CASE("WRITE FILE_SYNC4 and UNSTABLE4 + COMMIT, then read back") {
   CHECK((read_local(srv.export_dir() / wd / "sync") == expect));
 }
 
+TEST_CASE("I/O through an upgraded open stateid and through a lock stateid") {
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(name_of(kind));
+  test_server& srv = server_of(kind);
+  const std::string wd = new_workdir(srv);
+  nfs_client c(srv, wd);
+  auto [sid1, fh] = open_file(c, "up", "oo", OPEN4_SHARE_ACCESS_READ);
+  auto up = c.run({open_args(c, "up", "oo", OPEN4_SHARE_ACCESS_WRITE, false)});
+  REQUIRE(up.status == nfsstat4::NFS4_OK);
+  const stateid4 sid2 = c.at<OPEN4res>(up, 0).resok4.stateid;
+  CHECK(sid2.seqid == 2);
+  LOCK4args lk;
+  lk.locktype = nfs_lock_type4::WRITE_LT;
+  lk.offset = 0;
+  lk.length = 10;
+  lk.locker.new_lock_owner = true;
+  lk.locker.open_owner.open_stateid = sid2;
+  lk.locker.open_owner.lock_owner = c.owner("lk");
+  auto r = c.on(fh, {WRITE4args{sid2, 0, stable_how4::UNSTABLE4, to_byte_vector("0123456789")},
+                     lk,
+                     WRITE4args{stateid4::current(), 2, stable_how4::UNSTABLE4,
+                                to_byte_vector("ab")},
+                     READ4args{stateid4::current(), 0, 100}, READ4args{sid2, 8, 100}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  CHECK(to_string(result_at<READ4res>(r, 5).resok4.data) == "01ab456789");
+  CHECK(to_string(result_at<READ4res>(r, 6).resok4.data) == "89");
+  // The superseded seqid of the open stateid is old.
+  CHECK(c.on(fh, {READ4args{sid1, 0, 1}}).status == nfsstat4::NFS4ERR_OLD_STATEID);
+}
+
 TEST_CASE("WRITE through a read-only open is NFS4ERR_OPENMODE") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));

@@ -305,6 +305,46 @@ TEST_CASE("OPEN EXCLUSIVE4_1: a replay with the same verifier returns the same f
   CHECK(r3.status == nfsstat4::NFS4ERR_EXIST);
 }
 
+TEST_CASE("OPEN EXCLUSIVE4: replay with the same verifier, EXIST with another") {
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(name_of(kind));
+  test_server& srv = server_of(kind);
+  const std::string wd = new_workdir(srv);
+  nfs_client c(srv, wd);
+  const verifier4 v{std::byte{8}, std::byte{7}, std::byte{6}, std::byte{5},
+                    std::byte{4}, std::byte{3}, std::byte{2}, std::byte{1}};
+  auto r1 = c.run({open_create(c, "e", "oo", OPEN4_SHARE_ACCESS_BOTH, createmode4::EXCLUSIVE4,
+                               0644, v),
+                   GETFH4args{}});
+  REQUIRE(r1.status == nfsstat4::NFS4_OK);
+  auto r2 = c.run({open_create(c, "e", "oo", OPEN4_SHARE_ACCESS_BOTH, createmode4::EXCLUSIVE4,
+                               0644, v),
+                   GETFH4args{}});
+  REQUIRE(r2.status == nfsstat4::NFS4_OK);
+  CHECK(c.at<GETFH4res>(r2, 1).resok4.object == c.at<GETFH4res>(r1, 1).resok4.object);
+  verifier4 other = v;
+  other[7] = std::byte{0};
+  CHECK(c.run({open_create(c, "e", "oo", OPEN4_SHARE_ACCESS_BOTH, createmode4::EXCLUSIVE4, 0644,
+                           other)})
+            .status == nfsstat4::NFS4ERR_EXIST);
+}
+
+TEST_CASE("vnfsd: after a WRITE, an EXCLUSIVE4_1 retry is no longer a replay") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv);
+  nfs_client c(srv, wd);
+  const verifier4 v{std::byte{1}, std::byte{1}, std::byte{2}, std::byte{3},
+                    std::byte{5}, std::byte{8}, std::byte{13}, std::byte{21}};
+  auto r1 = c.run({open_create(c, "w", "oo", OPEN4_SHARE_ACCESS_BOTH, createmode4::EXCLUSIVE4_1,
+                               0644, v),
+                   WRITE4args{stateid4::current(), 0, stable_how4::UNSTABLE4,
+                              to_byte_vector("data")}});
+  REQUIRE(r1.status == nfsstat4::NFS4_OK);
+  CHECK(c.run({open_create(c, "w", "oo", OPEN4_SHARE_ACCESS_BOTH, createmode4::EXCLUSIVE4_1, 0644,
+                           v)})
+            .status == nfsstat4::NFS4ERR_EXIST);
+}
+
 TEST_CASE("OPEN of a directory or a symlink") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
