@@ -149,8 +149,8 @@ COMPOUND4res blocking_session::resend_last() { return exchange(last_request_, la
 
 COMPOUND4res blocking_session::exchange(const std::vector<std::byte>& request, std::uint32_t xid) {
   channel_->send_record(std::span<const std::byte>(request));
-  std::vector<std::byte> reply = channel_->receive_record();
-  xdr::decoder d(reply);
+  last_reply_ = channel_->receive_record();
+  xdr::decoder d(last_reply_);
   rpc::reply_header h = rpc::decode_reply(d);
   if (h.xid != xid) throw std::runtime_error("reply xid does not match the call");
   rpc::check_reply(h);

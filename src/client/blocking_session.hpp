@@ -25,6 +25,9 @@ struct session_options {
 /// protocol layers: EXCHANGE_ID + CREATE_SESSION at construction; compound() sends SEQUENCE + ops on slot 0
 /// with the next sequence id. The destructor destroys the session and client ID.
 ///
+/// Results are decoded zero-copy: opaque payloads in them (READ data) are views into the
+/// session's receive buffer, valid until the next call on the session.
+///
 /// It exposes the protocol as it is (hand-built COMPOUNDs, raw retransmissions), which is
 /// what the demo, the server tests and the server benchmarks need. Not thread-safe: one
 /// session per thread. Errors of the transport or RPC layer throw; NFS statuses are returned.
@@ -78,6 +81,7 @@ class blocking_session {
   nfs4::channel_attrs4 fore_{};
   std::vector<nfs4::sequenceid4> seqids_;
   std::vector<std::byte> last_request_;
+  std::vector<std::byte> last_reply_;  ///< what the views in the last result point into
   std::uint32_t last_xid_ = 0;
   bool destroyed_ = false;
 };
