@@ -1,0 +1,87 @@
+// The vnfsd command line: help, argument errors, the ready line, clean stop on signals.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <regex>
+
+#include "vnfs/test/child_process.hpp"
+#include "vnfs/test/temp_dir.hpp"
+#include "vnfs/test/vnfsd_process.hpp"
+
+using namespace vnfs::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+spawn_options merged() {
+  spawn_options o;
+  o.merge_stderr = true;
+  return o;
+}
+
+/// All output lines of a short-lived vnfsd run, and how it ended.
+std::pair<std::string, exit_status> run_to_end(std::vector<std::string> args) {
+  child_process p(vnfsd_process::binary(), std::move(args), merged());
+  std::string out;
+  try {
+    for (;;) out += p.read_line(10s) + "\n";
+  } catch (const process_error&) {  // end of output
+  }
+  return {out, p.wait()};
+}
+
+}  // namespace
+
+TEST_CASE("vnfsd --help describes the command line and exits 0") {
+  auto [out, st] = run_to_end({"--help"});
+  CHECK(st.success());
+  CHECK(out.find("Usage: vnfsd --export DIR --listen HOST:PORT") != std::string::npos);
+  for (const char* opt : {"--export", "--listen", "--threads", "--lease", "--root-squash"})
+    CHECK(out.find(opt) != std::string::npos);
+}
+
+TEST_CASE("vnfsd refuses bad arguments with a message and exit code 2") {
+  temp_dir dir;
+  std::vector<std::vector<std::string>> bad = {
+      {},
+      {"--export", dir.path().string()},
+      {"--export", "/nonexistent/vnfs", "--listen", "127.0.0.1:0"},
+      {"--export", dir.path().string(), "--listen", "127.0.0.1"},
+      {"--export", dir.path().string(), "--listen", "127.0.0.1:70000"},
+      {"--export", dir.path().string(), "--listen", "127.0.0.1:0", "--threads", "0"},
+      {"--export", dir.path().string(), "--listen", "127.0.0.1:0", "--lease", "0"},
+      {"--frobnicate"},
+  };
+  for (const auto& args : bad) {
+    auto [out, st] = run_to_end(args);
+    INFO(out);
+    CHECK(st.exited());
+    CHECK(st.code() == 2);
+    CHECK(out.rfind("vnfsd: ", 0) == 0);
+    CHECK(out.find("Try 'vnfsd --help'.") != std::string::npos);
+  }
+}
+
+TEST_CASE("vnfsd prints exactly one ready line and stops cleanly on SIGTERM and SIGINT") {
+  for (int sig : {SIGTERM, SIGINT}) {
+    temp_dir dir;
+    child_process p(vnfsd_process::binary(),
+                    {"--export", dir.path().string(), "--listen", "127.0.0.1:0"});
+    std::string line = p.read_line(10s);
+    CHECK(std::regex_match(line, std::regex(R"(vnfsd listening on tcp://127\.0\.0\.1:[1-9][0-9]*)")));
+    p.send_signal(sig);
+    auto st = p.wait_for(10s);
+    REQUIRE(st.has_value());
+    CHECK(st->success());
+  }
+}
+
+TEST_CASE("vnfsd reports a port in use") {
+  temp_dir dir;
+  vnfsd_process first(dir.path());
+  auto [out, st] = run_to_end({"--export", dir.path().string(), "--listen",
+                               "127.0.0.1:" + std::to_string(first.port())});
+  CHECK(st.code() == 1);
+  CHECK(out.find("vnfsd: ") == 0);
+}
