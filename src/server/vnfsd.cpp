@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <stdexcept>
 
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
@@ -21,14 +23,22 @@ struct vnfsd::impl {
         disp(state),
         pool(std::max(1u, state.options.threads)),
         reaper(io),
-        signals(io),
-        listener(io,
-                 asio::ip::tcp::endpoint(asio::ip::make_address(state.options.listen_host),
-                                         state.options.listen_port),
-                 listener_options(state.options),
-                 [this](std::shared_ptr<connection> c, std::vector<std::byte> record) {
-                   dispatch(std::move(c), std::move(record));
-                 }) {}
+        signals(io) {
+    const auto& o = state.options;
+    try {
+      // Names (localhost) resolve to their first address; numeric addresses stay as given.
+      asio::ip::tcp::resolver resolver(io);
+      auto where = *resolver.resolve(o.listen_host, std::to_string(o.listen_port),
+                                     asio::ip::resolver_base::numeric_service).begin();
+      listener.emplace(io, where.endpoint(), listener_options(o),
+                       [this](std::shared_ptr<connection> c, std::vector<std::byte> record) {
+                         dispatch(std::move(c), std::move(record));
+                       });
+    } catch (const boost::system::system_error& e) {
+      throw std::runtime_error("cannot listen on " + o.listen_host + ":" +
+                               std::to_string(o.listen_port) + ": " + e.code().message());
+    }
+  }
 
   static transport::tcp::server::options listener_options(const server_options& o) {
     transport::tcp::server::options t;
@@ -65,7 +75,7 @@ struct vnfsd::impl {
   asio::thread_pool pool;
   asio::steady_timer reaper;
   asio::signal_set signals;
-  transport::tcp::server listener;
+  std::optional<transport::tcp::server> listener;  // set by the constructor
 };
 
 vnfsd::vnfsd(server_options options) : impl_(std::make_unique<impl>(std::move(options))) {}
@@ -76,11 +86,11 @@ vnfsd::~vnfsd() {
 }
 
 std::string vnfsd::url() const {
-  auto ep = impl_->listener.local_endpoint();
+  auto ep = impl_->listener->local_endpoint();
   return "tcp://" + ep.address().to_string() + ":" + std::to_string(ep.port());
 }
 
-std::uint16_t vnfsd::port() const { return impl_->listener.local_endpoint().port(); }
+std::uint16_t vnfsd::port() const { return impl_->listener->local_endpoint().port(); }
 
 void vnfsd::run(bool handle_signals) {
   if (handle_signals) {
@@ -95,7 +105,7 @@ void vnfsd::run(bool handle_signals) {
 }
 
 void vnfsd::stop() {
-  impl_->listener.stop();
+  impl_->listener->stop();
   impl_->io.stop();
 }
 
