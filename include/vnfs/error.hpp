@@ -1,0 +1,32 @@
+// vnfs public API: errors of the client library itself.
+//
+// Every operation reports a std::error_code: NFS4ERR_* statuses in vnfs::nfs4::nfs4_category()
+// (compare with vnfs::nfs4::nfsstat4 values or with std::errc), transport failures as system
+// errors, and the library's own conditions below in vnfs::category().
+#pragma once
+
+#include <system_error>
+#include <type_traits>
+
+namespace vnfs {
+
+enum class errc {
+  closed = 1,          ///< the client was closed (or is closing) before the operation ran
+  registration_limit,  ///< registering would exceed client_options::max_registered_bytes
+  bad_url,             ///< not a valid nfs://, nfs+rdma:// or file:// URL
+  unsupported_url,     ///< a valid URL this build cannot serve (e.g. a scheme not built in)
+  bad_argument,        ///< an argument the operation cannot accept (a slice out of range, ...)
+  protocol_error,      ///< the server answered something the protocol does not allow
+  session_lost,        ///< the server forgot the session and client ID (it restarted)
+};
+
+const std::error_category& category() noexcept;
+
+inline std::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), category()};
+}
+
+}  // namespace vnfs
+
+template <>
+struct std::is_error_code_enum<vnfs::errc> : std::true_type {};

@@ -1,0 +1,73 @@
+// vnfs client: the interface every way of reaching files implements — the client's "Env"
+// (as in LevelDB): client is a thin, backend-neutral front; nfs/ speaks NFSv4.1 over a
+// session, local/ makes POSIX calls (file://).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vnfs/client.hpp"
+
+namespace vnfs::detail {
+
+/// Base of the backends' per-open-file state (file::state()).
+struct open_file {
+  virtual ~open_file() = default;
+  std::string path;
+};
+
+/// A destination for read data: a registered slice, or plain memory.
+struct read_target {
+  memory_slice registered;        ///< used when registered.data() != nullptr
+  std::span<std::byte> plain;     ///< otherwise
+  std::span<std::byte> bytes() const {
+    return registered.data() ? std::span<std::byte>(registered.data(), registered.size()) : plain;
+  }
+};
+/// A source of write data.
+struct write_source {
+  memory_slice registered;
+  std::span<const std::byte> plain;
+  std::span<const std::byte> bytes() const {
+    return registered.data() ? std::span<const std::byte>(registered.data(), registered.size()) : plain;
+  }
+};
+
+/// Asynchronous primitives. Every call returns at once and calls `done` exactly once, on a
+/// backend thread, after writing any out-parameter (which the caller keeps valid until then).
+/// After close_all() begins, new and in-flight calls complete with errc::closed.
+/// Paths are relative to the client's root and already normalized (no "", ".", ".."
+/// components; components separated by single '/'; "" is the root itself).
+class backend {
+ public:
+  virtual ~backend() = default;
+
+  virtual void open(const std::string& path, int flags, std::uint32_t mode, file* out, done_fn done) = 0;
+  virtual void close(const file& f, done_fn done) = 0;
+  virtual void read(const file& f, std::uint64_t offset, read_target dst, done_fn done) = 0;
+  virtual void write(const file& f, std::uint64_t offset, write_source src, done_fn done) = 0;
+  virtual void fsync(const file& f, done_fn done) = 0;
+  virtual void stat(const std::string& path, file_stat* out, done_fn done) = 0;
+  virtual void fstat(const file& f, file_stat* out, done_fn done) = 0;
+  virtual void truncate(const std::string& path, std::uint64_t size, done_fn done) = 0;
+  virtual void mkdir(const std::string& path, std::uint32_t mode, done_fn done) = 0;
+  virtual void unlink(const std::string& path, done_fn done) = 0;
+  virtual void rmdir(const std::string& path, done_fn done) = 0;
+  virtual void rename(const std::string& from, const std::string& to, done_fn done) = 0;
+  virtual void link(const std::string& existing, const std::string& new_path, done_fn done) = 0;
+  virtual void symlink(const std::string& target, const std::string& link_path, done_fn done) = 0;
+  virtual void readlink(const std::string& path, std::string* out, done_fn done) = 0;
+  /// Appends the entries after d->cookie to d->entries, advances d->cookie, sets d->eof.
+  virtual void readdir(dir_stream* d, done_fn done) = 0;
+
+  /// Ends the session (or stops the workers); in-flight operations complete first or with
+  /// errc::closed. Blocks until done. Idempotent.
+  virtual void close_all() = 0;
+  virtual client_stats stats() const = 0;
+  /// The registration table shared by register_memory and the transport.
+  virtual class registration_table& registrations() = 0;
+};
+
+}  // namespace vnfs::detail
