@@ -1,0 +1,478 @@
+// vnfs client: the backend-neutral front of class client. It normalizes paths, checks
+// arguments the backends can rely on (registered slices, open files, closed state), turns
+// every operation into a backend call with a done_fn, and builds the synchronous forms as a
+// wait on the asynchronous ones.
+#include "vnfs/client.hpp"
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "client/backend.hpp"
+#include "client/backend_factory.hpp"
+#include "client/backends.hpp"
+#include "client/memory/registration.hpp"
+#include "client/path.hpp"
+#include "client/url.hpp"
+
+namespace vnfs {
+
+const std::string& file::path() const {
+  static const std::string none;
+  return state_ ? state_->path : none;
+}
+
+namespace detail {
+namespace {
+
+std::mutex& factories_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, backend_factory>& factories() {
+  static std::map<std::string, backend_factory> f;
+  return f;
+}
+
+}  // namespace
+
+backend_factory set_backend_factory(const std::string& scheme, backend_factory f) {
+  std::lock_guard lock(factories_mutex());
+  auto& map = factories();
+  backend_factory previous;
+  if (auto it = map.find(scheme); it != map.end()) {
+    previous = std::move(it->second);
+    map.erase(it);
+  }
+  if (f) map.emplace(scheme, std::move(f));
+  return previous;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::done_fn;
+
+/// The backend to call, or nothing after close() (or in a moved-from client).
+detail::backend* open_backend(const std::unique_ptr<detail::backend>& b) {
+  if (!b || b->registrations().closed()) return nullptr;
+  return b.get();
+}
+
+void fail(done_fn& done, errc e) { done(make_error_code(e), 0); }
+
+/// Normalizes `in` into `out`; on error completes `done` and returns false. With
+/// `need_name`, the root itself ("") is refused too: the operation creates or removes a name.
+bool normalize(const std::string& in, std::string& out, done_fn& done, bool need_name = false) {
+  try {
+    out = detail::normalize_path(in);
+  } catch (const std::system_error& e) {
+    done(e.code(), 0);
+    return false;
+  }
+  if (need_name && out.empty()) {
+    fail(done, errc::bad_argument);
+    return false;
+  }
+  return true;
+}
+
+/// A slice the backend may move data into (read) or out of (write): from a registration that
+/// is still registered and allows that direction.
+bool usable(const memory_slice& s, access needed) {
+  const auto& r = s.registration();
+  return r && r->valid() && r->allows(needed);
+}
+
+// One starter per operation: completes `done` exactly once, with a front error or through
+// the backend. Both the group form and the synchronous form go through them.
+
+void start_open(detail::backend* b, const std::string& path, int flags, std::uint32_t mode, file* out, done_fn done) {
+  std::string p;
+  if (!b) return fail(done, errc::closed);
+  if (!out) return fail(done, errc::bad_argument);
+  if (!normalize(path, p, done)) return;
+  b->open(p, flags, mode, out, std::move(done));
+}
+
+void start_close(detail::backend* b, const file& f, done_fn done) {
+  if (!b) return fail(done, errc::closed);
+  if (!f) return fail(done, errc::bad_argument);
+  b->close(f, std::move(done));
+}
+
+void start_read_plain(detail::backend* b, const file& f, std::uint64_t offset, std::span<std::byte> dst, done_fn done) {
+  if (!b) return fail(done, errc::closed);
+  if (!f) return fail(done, errc::bad_argument);
+  detail::read_target t;
+  t.plain = dst;
+  b->read(f, offset, std::move(t), std::move(done));
+}
+
+void start_write_plain(detail::backend* b, const file& f, std::uint64_t offset, std::span<const std::byte> src,
+                       done_fn done) {
+  if (!b) return fail(done, errc::closed);
+  if (!f) return fail(done, errc::bad_argument);
+  detail::write_source s;
+  s.plain = src;
+  b->write(f, offset, std::move(s), std::move(done));
+}
+
+void start_fsync(detail::backend* b, const file& f, done_fn done) {
+  if (!b) return fail(done, errc::closed);
+  if (!f) return fail(done, errc::bad_argument);
+  b->fsync(f, std::move(done));
+}
+
+void start_stat(detail::backend* b, const std::string& path, file_stat* out, done_fn done) {
+  std::string p;
+  if (!b) return fail(done, errc::closed);
+  if (!out) return fail(done, errc::bad_argument);
+  if (!normalize(path, p, done)) return;
+  b->stat(p, out, std::move(done));
+}
+
+void start_fstat(detail::backend* b, const file& f, file_stat* out, done_fn done) {
+  if (!b) return fail(done, errc::closed);
+  if (!f || !out) return fail(done, errc::bad_argument);
+  b->fstat(f, out, std::move(done));
+}
+
+void start_truncate(detail::backend* b, const std::string& path, std::uint64_t size, done_fn done) {
+  std::string p;
+  if (!b) return fail(done, errc::closed);
+  if (!normalize(path, p, done)) return;
+  b->truncate(p, size, std::move(done));
+}
+
+void start_mkdir(detail::backend* b, const std::string& path, std::uint32_t mode, done_fn done) {
+  std::string p;
+  if (!b) return fail(done, errc::closed);
+  if (!normalize(path, p, done, true)) return;
+  b->mkdir(p, mode, std::move(done));
+}
+
+void start_unlink(detail::backend* b, const std::string& path, done_fn done) {
+  std::string p;
+  if (!b) return fail(done, errc::closed);
+  if (!normalize(path, p, done, true)) return;
+  b->unlink(p, std::move(done));
+}
+
+void start_rmdir(detail::backend* b, const std::string& path, done_fn done) {
+  std::string p;
+  if (!b) return fail(done, errc::closed);
+  if (!normalize(path, p, done, true)) return;
+  b->rmdir(p, std::move(done));
+}
+
+void start_rename(detail::backend* b, const std::string& from, const std::string& to, done_fn done) {
+  std::string f, t;
+  if (!b) return fail(done, errc::closed);
+  if (!normalize(from, f, done, true) || !normalize(to, t, done, true)) return;
+  b->rename(f, t, std::move(done));
+}
+
+void start_link(detail::backend* b, const std::string& existing, const std::string& new_path, done_fn done) {
+  std::string e, n;
+  if (!b) return fail(done, errc::closed);
+  if (!normalize(existing, e, done, true) || !normalize(new_path, n, done, true)) return;
+  b->link(e, n, std::move(done));
+}
+
+// The target is the link's content, stored as given: it is never a path the client resolves.
+void start_symlink(detail::backend* b, const std::string& target, const std::string& link_path, done_fn done) {
+  std::string l;
+  if (!b) return fail(done, errc::closed);
+  if (target.empty() || target.find('\0') != std::string::npos) return fail(done, errc::bad_argument);
+  if (!normalize(link_path, l, done, true)) return;
+  b->symlink(target, l, std::move(done));
+}
+
+void start_readlink(detail::backend* b, const std::string& path, std::string* out, done_fn done) {
+  std::string p;
+  if (!b) return fail(done, errc::closed);
+  if (!out) return fail(done, errc::bad_argument);
+  if (!normalize(path, p, done, true)) return;
+  b->readlink(p, out, std::move(done));
+}
+
+/// One page into d->entries (cleared first). At eof it completes at once, without a call.
+void start_readdir(detail::backend* b, dir_stream* d, done_fn done) {
+  if (!b) return fail(done, errc::closed);
+  if (!d) return fail(done, errc::bad_argument);
+  d->entries.clear();
+  std::string p;
+  if (!normalize(d->path, p, done)) return;
+  d->path = std::move(p);
+  if (d->eof) return done({}, 0);
+  b->readdir(d, std::move(done));
+}
+
+/// What a synchronous call waits on. Shared with the done_fn: the backend may destroy its
+/// copy of the done_fn after the waiting thread has returned.
+struct sync_waiter {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+  std::error_code ec;
+  std::size_t n = 0;
+};
+
+/// Starts an operation through `start(done_fn)` and waits for it; throws
+/// std::system_error(ec, "vnfs: <op> <what>") if it failed. Returns the byte count.
+template <class Start>
+std::size_t run_sync(const char* op, const std::string& what, Start&& start) {
+  auto w = std::make_shared<sync_waiter>();
+  start(done_fn([w](std::error_code ec, std::size_t n) {
+    std::lock_guard lock(w->mutex);
+    w->ec = ec;
+    w->n = n;
+    w->done = true;
+    w->cv.notify_all();
+  }));
+  std::unique_lock lock(w->mutex);
+  w->cv.wait(lock, [&] { return w->done; });
+  if (w->ec) throw std::system_error(w->ec, std::string("vnfs: ") + op + " " + what);
+  return w->n;
+}
+
+}  // namespace
+
+// ---- life cycle
+
+client::client(std::unique_ptr<detail::backend> b) : backend_(std::move(b)) {}
+
+client::client(client&&) noexcept = default;
+
+client& client::operator=(client&& other) noexcept {
+  if (this != &other) {
+    try {
+      close();
+    } catch (...) {
+      // A failed orderly shutdown still releases everything below; nothing to report to.
+    }
+    backend_ = std::move(other.backend_);
+  }
+  return *this;
+}
+
+client::~client() {
+  try {
+    close();
+  } catch (...) {
+  }
+}
+
+client client::connect(std::string_view text, client_options options) {
+  detail::url u = detail::parse_url(text);
+  detail::backend_factory factory;
+  {
+    std::lock_guard lock(detail::factories_mutex());
+    if (auto it = detail::factories().find(u.scheme); it != detail::factories().end()) factory = it->second;
+  }
+  std::unique_ptr<detail::backend> b;
+  if (factory)
+    b = factory(u, options);
+  else if (u.scheme == "nfs")
+    b = detail::make_nfs_backend(u, options);
+  else if (u.scheme == "file")
+    b = detail::make_local_backend(u.path, options);
+  else if (u.scheme == "nfs+rdma")
+    throw std::system_error(make_error_code(errc::unsupported_url),
+                            "vnfs: connect " + std::string(text) + ": RPC-over-RDMA is not built in");
+  else
+    throw std::system_error(make_error_code(errc::bad_url), "vnfs: connect " + std::string(text));
+  if (!b) throw std::system_error(make_error_code(errc::unsupported_url), "vnfs: connect " + std::string(text));
+  return client(std::move(b));
+}
+
+void client::close() {
+  if (!backend_) return;
+  // First, so that calls starting from now fail in the front whatever the backend does.
+  backend_->registrations().close();
+  backend_->close_all();
+}
+
+memory_region client::register_memory(void* ptr, std::size_t len, access a) {
+  if (!backend_) throw std::system_error(make_error_code(errc::closed), "vnfs: register_memory");
+  return memory_region(backend_->registrations().add(ptr, len, a));
+}
+
+client_stats client::stats() const { return backend_ ? backend_->stats() : client_stats{}; }
+
+// ---- reads and writes of registered memory (also the Asio token forms)
+
+void client::start_read(const file& f, std::uint64_t offset, memory_slice dst, detail::done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  if (!b) return fail(done, errc::closed);
+  if (!f || !usable(dst, access::read)) return fail(done, errc::bad_argument);
+  detail::read_target t;
+  t.registered = std::move(dst);
+  b->read(f, offset, std::move(t), std::move(done));
+}
+
+void client::start_write(const file& f, std::uint64_t offset, memory_slice src, detail::done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  if (!b) return fail(done, errc::closed);
+  if (!f || !usable(src, access::write)) return fail(done, errc::bad_argument);
+  detail::write_source s;
+  s.registered = std::move(src);
+  b->write(f, offset, std::move(s), std::move(done));
+}
+
+// ---- group form
+
+void client::open(std::string path, int flags, std::uint32_t mode, file* out, completion_group& g, std::uint64_t tag) {
+  start_open(open_backend(backend_), path, flags, mode, out, detail::to_group(g, tag));
+}
+void client::close(const file& f, completion_group& g, std::uint64_t tag) {
+  start_close(open_backend(backend_), f, detail::to_group(g, tag));
+}
+void client::read(const file& f, std::uint64_t offset, memory_slice dst, completion_group& g, std::uint64_t tag) {
+  start_read(f, offset, std::move(dst), detail::to_group(g, tag));
+}
+void client::read(const file& f, std::uint64_t offset, std::span<std::byte> dst, completion_group& g,
+                  std::uint64_t tag) {
+  start_read_plain(open_backend(backend_), f, offset, dst, detail::to_group(g, tag));
+}
+void client::write(const file& f, std::uint64_t offset, memory_slice src, completion_group& g, std::uint64_t tag) {
+  start_write(f, offset, std::move(src), detail::to_group(g, tag));
+}
+void client::write(const file& f, std::uint64_t offset, std::span<const std::byte> src, completion_group& g,
+                   std::uint64_t tag) {
+  start_write_plain(open_backend(backend_), f, offset, src, detail::to_group(g, tag));
+}
+void client::fsync(const file& f, completion_group& g, std::uint64_t tag) {
+  start_fsync(open_backend(backend_), f, detail::to_group(g, tag));
+}
+void client::stat(std::string path, file_stat* out, completion_group& g, std::uint64_t tag) {
+  start_stat(open_backend(backend_), path, out, detail::to_group(g, tag));
+}
+void client::fstat(const file& f, file_stat* out, completion_group& g, std::uint64_t tag) {
+  start_fstat(open_backend(backend_), f, out, detail::to_group(g, tag));
+}
+void client::truncate(std::string path, std::uint64_t size, completion_group& g, std::uint64_t tag) {
+  start_truncate(open_backend(backend_), path, size, detail::to_group(g, tag));
+}
+void client::mkdir(std::string path, std::uint32_t mode, completion_group& g, std::uint64_t tag) {
+  start_mkdir(open_backend(backend_), path, mode, detail::to_group(g, tag));
+}
+void client::unlink(std::string path, completion_group& g, std::uint64_t tag) {
+  start_unlink(open_backend(backend_), path, detail::to_group(g, tag));
+}
+void client::rmdir(std::string path, completion_group& g, std::uint64_t tag) {
+  start_rmdir(open_backend(backend_), path, detail::to_group(g, tag));
+}
+void client::rename(std::string from, std::string to, completion_group& g, std::uint64_t tag) {
+  start_rename(open_backend(backend_), from, to, detail::to_group(g, tag));
+}
+void client::link(std::string existing, std::string new_path, completion_group& g, std::uint64_t tag) {
+  start_link(open_backend(backend_), existing, new_path, detail::to_group(g, tag));
+}
+void client::symlink(std::string target, std::string link_path, completion_group& g, std::uint64_t tag) {
+  start_symlink(open_backend(backend_), target, link_path, detail::to_group(g, tag));
+}
+void client::readlink(std::string path, std::string* out, completion_group& g, std::uint64_t tag) {
+  start_readlink(open_backend(backend_), path, out, detail::to_group(g, tag));
+}
+void client::readdir(dir_stream* d, completion_group& g, std::uint64_t tag) {
+  start_readdir(open_backend(backend_), d, detail::to_group(g, tag));
+}
+
+// ---- synchronous form
+
+file client::open(std::string path, int flags, std::uint32_t mode) {
+  file f;
+  run_sync("open", path, [&](done_fn d) { start_open(open_backend(backend_), path, flags, mode, &f, std::move(d)); });
+  return f;
+}
+void client::close(const file& f) {
+  run_sync("close", f.path(), [&](done_fn d) { start_close(open_backend(backend_), f, std::move(d)); });
+}
+std::size_t client::pread(const file& f, std::uint64_t offset, memory_slice dst) {
+  return run_sync("read", f.path(), [&](done_fn d) { start_read(f, offset, dst, std::move(d)); });
+}
+std::size_t client::pread(const file& f, std::uint64_t offset, std::span<std::byte> dst) {
+  return run_sync("read", f.path(),
+                  [&](done_fn d) { start_read_plain(open_backend(backend_), f, offset, dst, std::move(d)); });
+}
+std::size_t client::pwrite(const file& f, std::uint64_t offset, memory_slice src) {
+  return run_sync("write", f.path(), [&](done_fn d) { start_write(f, offset, src, std::move(d)); });
+}
+std::size_t client::pwrite(const file& f, std::uint64_t offset, std::span<const std::byte> src) {
+  return run_sync("write", f.path(),
+                  [&](done_fn d) { start_write_plain(open_backend(backend_), f, offset, src, std::move(d)); });
+}
+void client::fsync(const file& f) {
+  run_sync("fsync", f.path(), [&](done_fn d) { start_fsync(open_backend(backend_), f, std::move(d)); });
+}
+file_stat client::stat(std::string path) {
+  file_stat st;
+  run_sync("stat", path, [&](done_fn d) { start_stat(open_backend(backend_), path, &st, std::move(d)); });
+  return st;
+}
+file_stat client::fstat(const file& f) {
+  file_stat st;
+  run_sync("fstat", f.path(), [&](done_fn d) { start_fstat(open_backend(backend_), f, &st, std::move(d)); });
+  return st;
+}
+void client::truncate(std::string path, std::uint64_t size) {
+  run_sync("truncate", path, [&](done_fn d) { start_truncate(open_backend(backend_), path, size, std::move(d)); });
+}
+void client::mkdir(std::string path, std::uint32_t mode) {
+  run_sync("mkdir", path, [&](done_fn d) { start_mkdir(open_backend(backend_), path, mode, std::move(d)); });
+}
+void client::unlink(std::string path) {
+  run_sync("unlink", path, [&](done_fn d) { start_unlink(open_backend(backend_), path, std::move(d)); });
+}
+void client::rmdir(std::string path) {
+  run_sync("rmdir", path, [&](done_fn d) { start_rmdir(open_backend(backend_), path, std::move(d)); });
+}
+void client::rename(std::string from, std::string to) {
+  run_sync("rename", from + " -> " + to,
+           [&](done_fn d) { start_rename(open_backend(backend_), from, to, std::move(d)); });
+}
+void client::link(std::string existing, std::string new_path) {
+  run_sync("link", existing + " -> " + new_path,
+           [&](done_fn d) { start_link(open_backend(backend_), existing, new_path, std::move(d)); });
+}
+void client::symlink(std::string target, std::string link_path) {
+  run_sync("symlink", link_path + " -> " + target,
+           [&](done_fn d) { start_symlink(open_backend(backend_), target, link_path, std::move(d)); });
+}
+std::string client::readlink(std::string path) {
+  std::string out;
+  run_sync("readlink", path, [&](done_fn d) { start_readlink(open_backend(backend_), path, &out, std::move(d)); });
+  return out;
+}
+
+dir_stream client::opendir(std::string path) {
+  if (!open_backend(backend_)) throw std::system_error(make_error_code(errc::closed), "vnfs: opendir " + path);
+  dir_stream d;
+  try {
+    d.path = detail::normalize_path(path);
+  } catch (const std::system_error& e) {
+    throw std::system_error(e.code(), "vnfs: opendir " + path);
+  }
+  return d;
+}
+
+std::optional<dir_entry> client::readdir(dir_stream& d) {
+  while (d.entries.empty() && !d.eof) {
+    const std::uint64_t cookie = d.cookie;
+    run_sync("readdir", d.path, [&](done_fn f) { start_readdir(open_backend(backend_), &d, std::move(f)); });
+    // An empty page that neither ends the listing nor moves on would repeat forever.
+    if (d.entries.empty() && !d.eof && d.cookie == cookie)
+      throw std::system_error(make_error_code(errc::protocol_error), "vnfs: readdir " + d.path + ": no progress");
+  }
+  if (d.entries.empty()) return std::nullopt;
+  // Pages are bounded by the server's reply size, so erasing at the front stays cheap enough.
+  dir_entry e = std::move(d.entries.front());
+  d.entries.erase(d.entries.begin());
+  return e;
+}
+
+}  // namespace vnfs
