@@ -1,0 +1,36 @@
+// vnfs client: the file:// backend — the client API over local POSIX calls, so tools work
+// without a server and tests can compare results with NFS.
+//
+// Confinement: every call is made relative to an O_PATH descriptor of the root, and no
+// symlink is ever followed on the way (openat2 with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+// or a component-by-component O_NOFOLLOW walk where openat2 is missing), so a symlink inside
+// the root cannot lead out of it. As with the nfs backend: open refuses a symlink (ELOOP), a
+// directory (EISDIR) and other non-regular files (EINVAL); stat describes a link itself.
+// New files and directories get exactly the requested permission bits (no umask), as vnfsd
+// creates them.
+//
+// Threads: the POSIX calls run on client_options::local_threads workers; `done` is called
+// on a worker. Errors are system errors (errno values in std::system_category()).
+// Reads and writes go straight between the file and the caller's memory (pread/pwrite),
+// registered or not: both count as payload_bytes_direct; compounds and operations stay 0.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "client/backend.hpp"
+
+namespace vnfs::detail {
+
+/// The number of entries one readdir call returns at most (one "page" of a listing).
+inline constexpr std::size_t local_readdir_page = 256;
+
+/// A backend rooted at `root` (which must name a directory; symlinks in `root` itself are
+/// followed, as the user named it). Throws std::system_error if it cannot be opened.
+std::unique_ptr<backend> make_local_backend(const std::filesystem::path& root, const client_options& options);
+
+/// For tests: resolve paths by the portable component-by-component O_NOFOLLOW walk (used
+/// where openat2 is missing) instead of openat2, in every local backend of the process.
+void set_local_resolution_walk(bool on);
+
+}  // namespace vnfs::detail
