@@ -89,6 +89,7 @@ struct dir_stream {
   std::string path;
   std::vector<dir_entry> entries;  ///< read so far, not yet returned
   std::uint64_t cookie = 0;        ///< where the next page starts
+  std::uint64_t verifier = 0;      ///< the server's cookie verifier (opaque to callers)
   bool eof = false;
 };
 

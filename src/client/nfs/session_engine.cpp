@@ -1,0 +1,665 @@
+#include "client/nfs/session_engine.hpp"
+
+#include <atomic>
+#include <deque>
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <utility>  // before Asio (Boost 1.74)
+#include <boost/asio.hpp>
+
+#include "vnfs/error.hpp"
+#include "vnfs/rpc/message.hpp"
+#include "vnfs/rpc/record_marking.hpp"
+
+namespace vnfs::detail {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using nfs4::nfsstat4;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+/// Bytes of a successful reply to SEQUENCE, PUTFH, READ up to and including READ's data
+/// length, after the xid: RPC reply header with an empty AUTH_NONE verifier (20), COMPOUND
+/// status, empty tag and count (12), SEQUENCE4res (44), PUTFH4res (8), READ's opnum, status,
+/// eof and length (16).
+constexpr std::size_t direct_read_prefix = 20 + 12 + 44 + 8 + 16;
+
+struct call {
+  std::vector<nfs4::nfs_argop4> ops;  // ops[0] is SEQUENCE when `sequenced`
+  compound_done done;
+  std::optional<read_placement> read;
+  bool sequenced = true;
+  std::uint32_t slot = 0;
+  std::uint32_t xid = 0;
+  xdr::encoder request;  // record mark + RPC call; references WRITE data (zero-copy)
+};
+
+struct slot_state {
+  nfs4::sequenceid4 seqid = 0;
+  bool busy = false;
+};
+
+}  // namespace
+
+struct session_engine::impl : std::enable_shared_from_this<impl> {
+  explicit impl(settings s) : cfg(std::move(s)), work(io.get_executor()) {}
+
+  settings cfg;
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> work;
+  std::thread thread;
+  tcp::socket sock{io};
+  asio::steady_timer renew_timer{io};
+  asio::steady_timer reconnect_timer{io};
+
+  // Session state: touched only on the I/O thread once it runs.
+  nfs4::clientid4 clientid = 0;
+  nfs4::sequenceid4 create_seq = 0;
+  nfs4::sessionid4 sessionid{};
+  bool have_session = false;
+  std::vector<slot_state> slots;
+  std::uint32_t usable_slots = 0;
+  std::deque<std::unique_ptr<call>> waiting;
+  std::map<std::uint32_t, std::unique_ptr<call>> inflight;
+  std::deque<std::uint32_t> to_write;  // xids
+  bool writing = false;
+  bool connected = false;
+  bool recovering = false;
+  bool closing = false;
+  std::uint32_t next_xid = 1;
+  clock_type::time_point last_send = clock_type::now();
+  clock_type::time_point lost_at{};
+  std::chrono::seconds lease{90};
+  std::string owner;
+
+  // Receive state.
+  std::array<std::byte, 8> head{};  // record mark + xid
+  std::vector<std::byte> body;
+  std::size_t record_left = 0;      // bytes of the current record after the xid
+
+  std::mutex submit_mu;  // orders submit() against the end of the I/O thread
+  bool stopped = false;  // guarded by submit_mu
+
+  // Counters, read from any thread.
+  std::atomic<std::uint64_t> n_compounds{0}, n_ops{0}, n_sent{0}, n_received{0}, n_copied{0},
+      n_direct{0}, n_reconnects{0}, n_retrans{0};
+
+  // ---- sending -------------------------------------------------------------------------
+
+  rpc::opaque_auth credential() const {
+    rpc::authsys_parms p;
+    p.machinename = "vnfs";
+    p.uid = cfg.uid;
+    p.gid = cfg.gid;
+    p.gids = cfg.gids;
+    return rpc::make_authsys(p);
+  }
+
+  void encode(call& c) {
+    c.xid = next_xid++;
+    if (next_xid == 0) next_xid = 1;
+    c.request = xdr::encoder();
+    std::size_t mark = c.request.reserve_u32();
+    rpc::call_header h{c.xid, nfs4::NFS4_PROGRAM, nfs4::NFS_V4, nfs4::NFSPROC4_COMPOUND, credential(), {}};
+    rpc::encode_call(c.request, h);
+    xdr::encode(c.request, std::string());  // tag
+    c.request.put_u32(1);                   // minor version
+    c.request.put_u32(static_cast<std::uint32_t>(c.ops.size()));
+    for (const auto& op : c.ops) nfs4::encode_argop(c.request, op);
+    c.request.patch_u32(mark, static_cast<std::uint32_t>(c.request.size() - 4) | rpc::last_fragment_bit);
+  }
+
+  /// WRITE payload leaves by reference (scatter-gather) except tiny pieces the encoder
+  /// copies; the counters say which.
+  void count_write_payload(const call& c) {
+    std::size_t payload = 0;
+    for (const auto& op : c.ops)
+      if (auto* w = std::get_if<nfs4::WRITE4args>(&op)) payload += w->data.size();
+    n_direct += c.request.referenced_bytes();
+    n_copied += payload - c.request.referenced_bytes();
+  }
+
+  void send(std::unique_ptr<call> c) {
+    std::uint32_t xid = c->xid;
+    n_compounds++;
+    n_ops += c->ops.size();
+    inflight[xid] = std::move(c);
+    if (connected) to_write.push_back(xid);
+    last_send = clock_type::now();
+    write_next();
+  }
+
+  void write_next() {
+    while (!writing && connected && !to_write.empty()) {
+      auto it = inflight.find(to_write.front());
+      to_write.pop_front();
+      if (it == inflight.end()) continue;  // answered or failed meanwhile
+      writing = true;
+      std::vector<asio::const_buffer> bufs;
+      for (auto p : it->second->request.pieces()) bufs.emplace_back(p.data(), p.size());
+      asio::async_write(sock, bufs, [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+        self->writing = false;
+        self->n_sent += n;
+        if (ec) return self->connection_lost(ec);
+        self->write_next();
+      });
+    }
+  }
+
+  /// Assigns free slots to waiting calls.
+  void pump() {
+    if (!have_session || recovering || closing) return;
+    while (!waiting.empty()) {
+      std::uint32_t s = 0;
+      while (s < usable_slots && slots[s].busy) ++s;
+      if (s == usable_slots) return;
+      auto c = std::move(waiting.front());
+      waiting.pop_front();
+      slots[s].busy = true;
+      c->slot = s;
+      nfs4::SEQUENCE4args seq;
+      seq.sa_sessionid = sessionid;
+      seq.sa_sequenceid = slots[s].seqid + 1;
+      seq.sa_slotid = s;
+      seq.sa_highest_slotid = usable_slots - 1;
+      seq.sa_cachethis = true;  // every reply may be needed for a retransmission
+      c->ops[0] = seq;
+      encode(*c);
+      count_write_payload(*c);
+      send(std::move(c));
+    }
+  }
+
+  void send_sessionless(std::vector<nfs4::nfs_argop4> ops, compound_done done) {
+    auto c = std::make_unique<call>();
+    c->ops = std::move(ops);
+    c->done = std::move(done);
+    c->sequenced = false;
+    encode(*c);
+    send(std::move(c));
+  }
+
+  // ---- receiving -----------------------------------------------------------------------
+
+  void read_head() {
+    asio::async_read(sock, asio::buffer(head), [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+      if (ec) return self->connection_lost(ec);
+      self->on_head();
+    });
+  }
+
+  void on_head() {
+    xdr::decoder d(head);
+    std::uint32_t mark = d.get_u32();
+    std::uint32_t xid = d.get_u32();
+    std::size_t len = mark & ~rpc::last_fragment_bit;
+    if (!(mark & rpc::last_fragment_bit) || len < 4 || len > (64u << 20)) {
+      // Our servers send single-fragment replies; anything else is not worth trusting.
+      return connection_lost(make_error_code(errc::protocol_error));
+    }
+    n_received += 8;
+    record_left = len - 4;
+    auto it = inflight.find(xid);
+    call* c = it == inflight.end() ? nullptr : it->second.get();
+    if (c && c->read && c->read->direct && record_left >= direct_read_prefix) {
+      return read_direct_prefix(xid);
+    }
+    read_body(xid, 0);
+  }
+
+  /// Reads the rest of the record into `body` after the first `have` bytes already there.
+  void read_body(std::uint32_t xid, std::size_t have) {
+    body.resize(4 + have + record_left);
+    std::copy(head.begin() + 4, head.end(), body.begin());
+    asio::async_read(sock, asio::buffer(body.data() + 4 + have, record_left),
+                     [self = shared_from_this(), xid](boost::system::error_code ec, std::size_t n) {
+                       if (ec) return self->connection_lost(ec);
+                       self->n_received += n;
+                       self->record_left = 0;
+                       std::vector<std::byte> record = std::move(self->body);
+                       self->on_record(xid, std::move(record), {});
+                       self->read_head();
+                     });
+  }
+
+  void read_direct_prefix(std::uint32_t xid) {
+    body.resize(4 + direct_read_prefix);
+    std::copy(head.begin() + 4, head.end(), body.begin());
+    asio::async_read(sock, asio::buffer(body.data() + 4, direct_read_prefix),
+                     [self = shared_from_this(), xid](boost::system::error_code ec, std::size_t n) {
+                       if (ec) return self->connection_lost(ec);
+                       self->n_received += n;
+                       self->record_left -= n;
+                       self->on_direct_prefix(xid);
+                     });
+  }
+
+  /// The prefix of a reply to SEQUENCE, PUTFH, READ is in `body`. If it has the expected
+  /// successful shape, the payload goes straight into the caller's target.
+  void on_direct_prefix(std::uint32_t xid) {
+    auto& c = *inflight.at(xid);
+    std::span<std::byte> target = c.read->target;
+    std::uint32_t len = 0;
+    bool ok = false;
+    try {
+      xdr::decoder d(body);
+      auto h = rpc::decode_reply(d);
+      ok = h.is_success() && h.verf.body.empty() && d.get_u32() == 0 /* NFS4_OK */ &&
+           d.get_u32() == 0 /* empty tag */ && d.get_u32() == 3;
+      if (ok) {
+        (void)nfs4::decode_resop(d);  // SEQUENCE (statuses OK: the COMPOUND status was OK)
+        (void)nfs4::decode_resop(d);  // PUTFH
+        ok = d.get_u32() == static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_READ) && d.get_u32() == 0;
+        d.get_u32();  // eof
+        len = d.get_u32();
+        ok = ok && len <= target.size() && std::size_t(len) + ((4 - (len & 3)) & 3) <= record_left;
+      }
+    } catch (const xdr::decode_error&) {
+      ok = false;
+    }
+    if (!ok) return read_body(xid, direct_read_prefix);  // the general path decodes it
+    asio::async_read(sock, asio::buffer(target.data(), len),
+                     [self = shared_from_this(), xid, len](boost::system::error_code ec, std::size_t n) {
+                       if (ec) return self->connection_lost(ec);
+                       self->n_received += n;
+                       self->n_direct += n;
+                       self->record_left -= n;
+                       self->read_direct_trailer(xid, len);
+                     });
+  }
+
+  void read_direct_trailer(std::uint32_t xid, std::uint32_t len) {
+    std::size_t prefix_end = body.size();
+    body.resize(prefix_end + record_left);
+    asio::async_read(sock, asio::buffer(body.data() + prefix_end, record_left),
+                     [self = shared_from_this(), xid, len, prefix_end](boost::system::error_code ec, std::size_t n) {
+                       if (ec) return self->connection_lost(ec);
+                       self->n_received += n;
+                       self->record_left = 0;
+                       std::vector<std::byte> record = std::move(self->body);
+                       self->on_record(xid, std::move(record), std::make_pair(prefix_end, len));
+                       self->read_head();
+                     });
+  }
+
+  /// A whole reply. `direct` (when set) says the READ payload of `len` bytes went to the
+  /// target and `record` holds the prefix up to `prefix_end`, then padding and the rest.
+  void on_record(std::uint32_t xid, std::vector<std::byte> record,
+                 std::optional<std::pair<std::size_t, std::uint32_t>> direct) {
+    auto it = inflight.find(xid);
+    if (it == inflight.end()) return;  // a reply to a call already failed (closing): drop it
+    std::unique_ptr<call> c = std::move(it->second);
+    inflight.erase(it);
+    compound_reply reply;
+    reply.buffer = std::move(record);
+    std::error_code ec;
+    try {
+      xdr::decoder d(reply.buffer);
+      auto h = rpc::decode_reply(d);
+      if (!h.is_success()) throw rpc::reply_error(h);
+      reply.res.status = static_cast<nfsstat4>(d.get_u32());
+      reply.res.tag = d.get_string(nfs4::NFS4_OPAQUE_LIMIT);
+      std::uint32_t n = d.get_count(1024, 4);
+      if (direct) {
+        reply.res.resarray.push_back(nfs4::decode_resop(d));
+        reply.res.resarray.push_back(nfs4::decode_resop(d));
+        nfs4::READ4res r;
+        d.get_u32();  // opnum
+        r.status = static_cast<nfsstat4>(d.get_u32());
+        r.resok4.eof = d.get_bool();
+        d.get_u32();  // length
+        r.resok4.data = c->read->target.subspan(0, direct->second);
+        reply.res.resarray.push_back(r);
+        // What follows in `record` is the payload's padding only (the COMPOUND ends with READ).
+        if (d.remaining() != ((4 - (direct->second & 3)) & 3)) throw xdr::decode_error("READ padding");
+      } else {
+        for (std::uint32_t i = 0; i < n; ++i) reply.res.resarray.push_back(nfs4::decode_resop(d));
+      }
+    } catch (const rpc::reply_error&) {
+      ec = make_error_code(errc::protocol_error);
+    } catch (const xdr::decode_error&) {
+      ec = make_error_code(errc::protocol_error);
+    }
+    if (!c->sequenced) {
+      c->done(ec, reply);
+      return;
+    }
+    finish_sequenced(std::move(c), ec, reply);
+  }
+
+  void finish_sequenced(std::unique_ptr<call> c, std::error_code ec, compound_reply& reply) {
+    slot_state& sl = slots[c->slot];
+    const nfs4::SEQUENCE4res* seq =
+        reply.res.resarray.empty() ? nullptr : std::get_if<nfs4::SEQUENCE4res>(&reply.res.resarray[0]);
+    if (!ec && seq == nullptr) ec = make_error_code(errc::protocol_error);
+    if (!ec && seq->status == nfsstat4::NFS4ERR_DELAY) {
+      // The server is still working on this slot: the same request again, a bit later.
+      auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(20));
+      auto held = std::shared_ptr<call>(std::move(c));
+      timer->async_wait([self = shared_from_this(), timer, held](boost::system::error_code) {
+        auto again = std::make_unique<call>(std::move(*held));
+        self->encode(*again);
+        self->n_retrans++;
+        self->send(std::move(again));
+      });
+      return;
+    }
+    if (!ec && (seq->status == nfsstat4::NFS4ERR_BADSESSION || seq->status == nfsstat4::NFS4ERR_DEADSESSION)) {
+      sl.busy = false;
+      waiting.push_front(std::move(c));
+      return recover_session();
+    }
+    if (!ec && seq->status == nfsstat4::NFS4_OK) {
+      sl.seqid = seq->resok4.sr_sequenceid;
+      std::uint32_t target = seq->resok4.sr_target_highest_slotid + 1;
+      usable_slots = std::clamp<std::uint32_t>(target, 1, static_cast<std::uint32_t>(slots.size()));
+    }
+    sl.busy = false;
+    c->done(ec, reply);
+    pump();
+  }
+
+  // ---- connection loss, reconnection, session recovery ---------------------------------
+
+  void connection_lost(std::error_code ec) {
+    if (!connected) return;
+    connected = false;
+    writing = false;
+    to_write.clear();
+    boost::system::error_code ignore;
+    sock.close(ignore);
+    if (closing) return;
+    lost_at = clock_type::now();
+    last_error = ec;
+    reconnect();
+  }
+  std::error_code last_error;
+
+  void reconnect() {
+    if (clock_type::now() - lost_at > cfg.reconnect_for) return fail_all(last_error);
+    auto self = shared_from_this();
+    tcp::resolver resolver(io);
+    boost::system::error_code rec;
+    auto eps = resolver.resolve(cfg.host, std::to_string(cfg.port), rec);
+    if (rec) return retry_reconnect();
+    sock = tcp::socket(io);
+    asio::async_connect(sock, eps, [self](boost::system::error_code ec, const tcp::endpoint&) {
+      if (ec) return self->retry_reconnect();
+      self->sock.set_option(tcp::no_delay(true));
+      self->connected = true;
+      self->n_reconnects++;
+      self->read_head();
+      self->rebind();
+    });
+  }
+
+  void retry_reconnect() {
+    reconnect_timer.expires_after(std::chrono::milliseconds(100));
+    reconnect_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (!ec && !self->closing) self->reconnect();
+    });
+  }
+
+  /// A new connection: bind it to the session, then retransmit what was in flight on the
+  /// same slots and sequence ids, so the reply cache answers what already ran.
+  void rebind() {
+    if (!have_session) return establish_session(nullptr);
+    nfs4::BIND_CONN_TO_SESSION4args b{sessionid, nfs4::channel_dir_from_client4::CDFC4_FORE, false};
+    // Only the calls that were in flight before this BIND are retransmissions.
+    std::vector<std::uint32_t> resend;
+    for (auto& [xid, c] : inflight) resend.push_back(xid);
+    send_sessionless({b}, [self = shared_from_this(), resend](std::error_code ec, compound_reply& r) {
+      if (!ec && r.res.status == nfsstat4::NFS4_OK) {
+        for (auto xid : resend) {
+          if (!self->inflight.count(xid)) continue;
+          self->n_retrans++;
+          self->n_compounds++;
+          self->to_write.push_back(xid);
+        }
+        self->write_next();
+        return self->pump();
+      }
+      self->recover_session();
+    });
+  }
+
+  /// The server lost the session (restarted): a new client ID and session; everything
+  /// sequenced that was in flight is queued again for new slots.
+  void recover_session() {
+    if (recovering) return;
+    recovering = true;
+    have_session = false;
+    std::vector<std::uint32_t> requeue;
+    for (auto& [xid, c] : inflight)
+      if (c->sequenced) requeue.push_back(xid);
+    for (auto it = requeue.rbegin(); it != requeue.rend(); ++it) {
+      waiting.push_front(std::move(inflight[*it]));
+      inflight.erase(*it);
+    }
+    for (auto& s : slots) s = slot_state{};
+    establish_session(nullptr);
+  }
+
+  void establish_session(std::promise<void>* ready) {
+    nfs4::EXCHANGE_ID4args ex;
+    auto b = reinterpret_cast<const std::byte*>(owner.data());
+    ex.eia_clientowner.co_ownerid.assign(b, b + owner.size());
+    for (std::size_t i = 0; i < 8; ++i) ex.eia_clientowner.co_verifier[i] = std::byte(boot_verifier >> (8 * i));
+    ex.eia_flags = nfs4::EXCHGID4_FLAG_USE_NON_PNFS;
+    send_sessionless({ex}, [self = shared_from_this(), ready](std::error_code ec, compound_reply& r) {
+      auto* res = r.res.resarray.empty() ? nullptr : std::get_if<nfs4::EXCHANGE_ID4res>(&r.res.resarray[0]);
+      if (!ec && (res == nullptr || res->status != nfsstat4::NFS4_OK))
+        ec = res ? std::error_code(res->status) : make_error_code(errc::protocol_error);
+      if (ec) return self->session_failed(ec, ready);
+      self->clientid = res->resok4.eir_clientid;
+      self->create_seq = res->resok4.eir_sequenceid;
+      self->create_session(ready);
+    });
+  }
+
+  void create_session(std::promise<void>* ready) {
+    nfs4::CREATE_SESSION4args cs;
+    cs.csa_clientid = clientid;
+    cs.csa_sequence = create_seq;
+    cs.csa_fore_chan_attrs = {0, 4u << 20 | 64u << 10, 4u << 20 | 64u << 10, 1u << 20, 1024, cfg.slots, std::nullopt};
+    cs.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, std::nullopt};
+    cs.csa_cb_program = 0x40000000;
+    nfs4::callback_sec_parms4 none;
+    none.cb_secflavor = nfs4::AUTH_NONE;
+    cs.csa_sec_parms.push_back(none);
+    send_sessionless({cs}, [self = shared_from_this(), ready](std::error_code ec, compound_reply& r) {
+      auto* res = r.res.resarray.empty() ? nullptr : std::get_if<nfs4::CREATE_SESSION4res>(&r.res.resarray[0]);
+      if (!ec && (res == nullptr || res->status != nfsstat4::NFS4_OK))
+        ec = res ? std::error_code(res->status) : make_error_code(errc::protocol_error);
+      if (ec) return self->session_failed(ec, ready);
+      self->sessionid = res->resok4.csr_sessionid;
+      self->fore = res->resok4.csr_fore_chan_attrs;
+      self->slots.assign(std::max<std::uint32_t>(1, self->fore.ca_maxrequests), slot_state{});
+      self->usable_slots = static_cast<std::uint32_t>(self->slots.size());
+      self->have_session = true;
+      self->recovering = false;
+      if (ready) ready->set_value();
+      self->pump();
+    });
+  }
+  nfs4::channel_attrs4 fore{};
+  std::uint64_t boot_verifier = 0;
+
+  void session_failed(std::error_code ec, std::promise<void>* ready) {
+    recovering = false;
+    if (ready) return ready->set_exception(std::make_exception_ptr(std::system_error(ec, "vnfs: session set-up")));
+    fail_all(ec);
+  }
+
+  /// Completes everything queued and in flight with `ec`.
+  void fail_all(std::error_code ec) {
+    auto queued = std::move(waiting);
+    auto running = std::move(inflight);
+    waiting.clear();
+    inflight.clear();
+    for (auto& s : slots) s.busy = false;
+    for (auto& c : queued) {
+      compound_reply empty;
+      c->done(ec, empty);
+    }
+    for (auto& [xid, c] : running) {
+      compound_reply empty;
+      c->done(ec, empty);
+    }
+  }
+
+  // ---- lease renewal -------------------------------------------------------------------
+
+  void schedule_renewal() {
+    renew_timer.expires_after(std::max<std::chrono::seconds>(std::chrono::seconds(1), lease / 3));
+    renew_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (ec || self->closing) return;
+      if (clock_type::now() - self->last_send >= self->lease / 3 && self->have_session && self->waiting.empty()) {
+        auto c = std::make_unique<call>();
+        c->ops.resize(1);
+        c->done = [](std::error_code, compound_reply&) {};
+        self->waiting.push_back(std::move(c));
+        self->pump();
+      }
+      self->schedule_renewal();
+    });
+  }
+};
+
+session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::move(s))) {
+  auto& m = *impl_;
+  m.owner = "vnfs-client-" + std::to_string(::getpid()) + "-" +
+            std::to_string(reinterpret_cast<std::uintptr_t>(impl_.get()));
+  m.boot_verifier = static_cast<std::uint64_t>(clock_type::now().time_since_epoch().count());
+  // Connect on this thread (the I/O thread does not run yet), bounded by connect_timeout.
+  tcp::resolver resolver(m.io);
+  boost::system::error_code ec;
+  auto eps = resolver.resolve(m.cfg.host, std::to_string(m.cfg.port), ec);
+  if (ec) throw std::system_error(ec, "vnfs: resolve " + m.cfg.host);
+  bool done = false;
+  asio::async_connect(m.sock, eps, [&](boost::system::error_code e, const tcp::endpoint&) {
+    ec = e;
+    done = true;
+  });
+  m.io.run_for(m.cfg.connect_timeout);
+  if (!done) throw std::system_error(make_error_code(std::errc::timed_out), "vnfs: connect to " + m.cfg.host);
+  if (ec) throw std::system_error(ec, "vnfs: connect to " + m.cfg.host + ":" + std::to_string(m.cfg.port));
+  m.io.restart();
+  m.sock.set_option(tcp::no_delay(true));
+  m.connected = true;
+
+  std::promise<void> ready;
+  auto fut = ready.get_future();
+  m.thread = std::thread([this] { impl_->io.run(); });
+  asio::post(m.io, [&m, &ready] {
+    m.read_head();
+    m.establish_session(&ready);
+    m.schedule_renewal();
+  });
+  if (fut.wait_for(m.cfg.connect_timeout) != std::future_status::ready) {
+    close();
+    throw std::system_error(make_error_code(std::errc::timed_out), "vnfs: session set-up");
+  }
+  try {
+    fut.get();
+  } catch (...) {
+    close();
+    throw;
+  }
+}
+
+session_engine::~session_engine() { close(); }
+
+void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done done,
+                            std::optional<read_placement> read) {
+  std::unique_lock lock(impl_->submit_mu);
+  if (impl_->stopped) {  // the I/O thread is gone: complete here, exactly once
+    lock.unlock();
+    compound_reply empty;
+    done(make_error_code(errc::closed), empty);
+    return;
+  }
+  auto c = std::make_unique<call>();
+  c->ops.reserve(ops.size() + 1);
+  c->ops.emplace_back();  // SEQUENCE, filled when a slot is assigned
+  for (auto& op : ops) c->ops.push_back(std::move(op));
+  c->done = std::move(done);
+  c->read = read;
+  asio::post(impl_->io, [self = impl_, c = std::shared_ptr<call>(std::move(c))]() mutable {
+    auto owned = std::make_unique<call>(std::move(*c));
+    if (self->closing) {
+      compound_reply empty;
+      owned->done(make_error_code(errc::closed), empty);
+      return;
+    }
+    self->waiting.push_back(std::move(owned));
+    self->pump();
+  });
+}
+
+void session_engine::close() {
+  auto& m = *impl_;
+  if (!m.thread.joinable()) return;
+  std::promise<void> finished;
+  auto fut = finished.get_future();
+  asio::post(m.io, [&m, &finished] {
+    m.closing = true;
+    m.renew_timer.cancel();
+    m.reconnect_timer.cancel();
+    m.fail_all(make_error_code(errc::closed));
+    if (!m.have_session || !m.connected) return finished.set_value();
+    nfs4::DESTROY_SESSION4args ds{m.sessionid};
+    m.send_sessionless({ds}, [&m, &finished](std::error_code, compound_reply&) {
+      nfs4::DESTROY_CLIENTID4args dc{m.clientid};
+      m.send_sessionless({dc}, [&finished](std::error_code, compound_reply&) { finished.set_value(); });
+    });
+  });
+  if (fut.wait_for(m.cfg.connect_timeout) != std::future_status::ready) {
+    // The server did not answer in time; the session will expire with its lease.
+  }
+  asio::post(m.io, [&m] {
+    boost::system::error_code ignore;
+    m.connected = false;
+    m.sock.close(ignore);
+    m.work.reset();
+    m.io.stop();
+  });
+  m.thread.join();
+  // Submissions that raced with close(): from now on submit() completes them itself; those
+  // already posted run here and fail with errc::closed.
+  {
+    std::lock_guard lock(m.submit_mu);
+    m.stopped = true;
+  }
+  m.io.restart();
+  m.io.poll();
+}
+
+client_stats session_engine::stats() const {
+  const auto& m = *impl_;
+  client_stats s;
+  s.compounds = m.n_compounds;
+  s.operations = m.n_ops;
+  s.bytes_sent = m.n_sent;
+  s.bytes_received = m.n_received;
+  s.payload_bytes_copied = m.n_copied;
+  s.payload_bytes_direct = m.n_direct;
+  s.reconnects = m.n_reconnects;
+  s.retransmissions = m.n_retrans;
+  return s;
+}
+
+nfs4::clientid4 session_engine::client_id() const { return impl_->clientid; }
+
+void session_engine::note_copied(std::size_t n) { impl_->n_copied += n; }
+
+void session_engine::set_lease(std::chrono::seconds lease) {
+  asio::post(impl_->io, [self = impl_, lease] { self->lease = lease; });
+}
+
+}  // namespace vnfs::detail

@@ -1,0 +1,79 @@
+// vnfs client, nfs backend: one NFSv4.1 session over one TCP connection, driven by one I/O
+// thread — slot table, sequence ids, zero-copy READ receive, reconnection with
+// retransmission on the same slot and sequence id, session recovery, lease renewal.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vnfs/client.hpp"
+#include "vnfs/nfs4/compound.hpp"
+
+namespace vnfs::detail {
+
+/// The reply to one submitted COMPOUND. `res.resarray[0]` is the SEQUENCE result; opaque
+/// payloads in it are views into `buffer`, or into the caller's direct-read target.
+struct compound_reply {
+  nfs4::COMPOUND4res res;
+  std::vector<std::byte> buffer;
+};
+
+/// Where the payload of a READ that ends a COMPOUND goes. When `direct` is set and the
+/// reply is well-formed, the payload is received from the socket straight into `target`
+/// (zero-copy); otherwise the READ4resok data is a view into compound_reply::buffer.
+struct read_placement {
+  std::span<std::byte> target;
+  bool direct = false;
+};
+
+using compound_done = std::function<void(std::error_code, compound_reply&)>;
+
+/// Thread-safe front of the I/O thread. submit() may be called from any thread; callbacks
+/// run on the I/O thread.
+class session_engine {
+ public:
+  struct settings {
+    std::string host;
+    std::uint16_t port = 2049;
+    std::uint32_t uid = 0, gid = 0;
+    std::vector<std::uint32_t> gids;
+    std::uint32_t slots = 64;
+    std::chrono::milliseconds connect_timeout{10'000};
+    std::chrono::milliseconds reconnect_for{30'000};
+  };
+
+  /// Connects and creates the session (blocking). Throws std::system_error on failure.
+  explicit session_engine(settings s);
+  ~session_engine();  // close()
+  session_engine(const session_engine&) = delete;
+  session_engine& operator=(const session_engine&) = delete;
+
+  /// Sends SEQUENCE + ops (minor version 1) when a slot is free. `done` gets the reply,
+  /// whatever the NFS status, or a transport/closing error. With `read` set, the COMPOUND
+  /// must be SEQUENCE, PUTFH, READ: the READ payload may be received into read->target.
+  void submit(std::vector<nfs4::nfs_argop4> ops, compound_done done,
+              std::optional<read_placement> read = std::nullopt);
+
+  /// Fails what is queued and in flight with errc::closed, then destroys the session and the
+  /// client ID (best effort, bounded by connect_timeout). Idempotent; blocks.
+  void close();
+
+  client_stats stats() const;
+  /// Counts payload bytes the backend copied (READ data that did not arrive directly).
+  void note_copied(std::size_t n);
+  nfs4::clientid4 client_id() const;
+  /// The lease the server grants (from the root's lease_time), for renewal.
+  void set_lease(std::chrono::seconds lease);
+
+ private:
+  struct impl;
+  std::shared_ptr<impl> impl_;
+};
+
+}  // namespace vnfs::detail
