@@ -67,7 +67,7 @@ void write_file(const std::filesystem::path& p) {
 }
 
 nfs_fh4 lookup_fh(const target& t) {
-  client::blocking_session s(t.host, t.port, t.root_path);
+  vnfs::detail::blocking_session s(t.host, t.port, t.root_path);
   auto ops = s.root_ops();
   ops.push_back(LOOKUP4args{"bench.dat"});
   ops.push_back(GETFH4args{});
@@ -94,9 +94,9 @@ std::vector<nfs_argop4> compound_for(const std::string& workload, const nfs_fh4&
 result measure(const target& t, const std::string& workload, unsigned connections,
                double seconds, std::uint64_t max_per_connection) {
   nfs_fh4 fh = lookup_fh(t);
-  std::vector<std::unique_ptr<client::blocking_session>> sessions;
+  std::vector<std::unique_ptr<vnfs::detail::blocking_session>> sessions;
   for (unsigned c = 0; c < connections; ++c)
-    sessions.push_back(std::make_unique<client::blocking_session>(t.host, t.port, t.root_path));
+    sessions.push_back(std::make_unique<vnfs::detail::blocking_session>(t.host, t.port, t.root_path));
   std::atomic<std::uint64_t> total{0};
   std::atomic<bool> failed{false};
   std::string failure;

@@ -7,7 +7,7 @@
 
 #include "vnfs/rpc/message.hpp"
 
-namespace vnfs::client {
+namespace vnfs::detail {
 
 using namespace vnfs::nfs4;
 
@@ -164,4 +164,4 @@ void blocking_session::reconnect() {
       transport::tcp::blocking_channel::connect(host_, port_));
 }
 
-}  // namespace vnfs::client
+}  // namespace vnfs::detail

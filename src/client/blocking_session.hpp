@@ -10,7 +10,7 @@
 #include "vnfs/nfs4/compound.hpp"
 #include "vnfs/transport/tcp/blocking_channel.hpp"
 
-namespace vnfs::client {
+namespace vnfs::detail {
 
 struct session_options {
   bool auth_sys = true;  ///< false: AUTH_NONE
@@ -89,4 +89,4 @@ class blocking_session {
 std::vector<std::byte> to_byte_vector(std::string_view s);
 std::string to_string(xdr::bytes_view b);
 
-}  // namespace vnfs::client
+}  // namespace vnfs::detail

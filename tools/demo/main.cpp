@@ -1,5 +1,6 @@
-// vnfs-demo — starts the embedded vnfsd on a temporary export and walks through a real
-// NFSv4.1 exchange with it over TCP, printing every COMPOUND and what came back.
+// vnfs-demo — starts the embedded vnfsd on a temporary export, walks through a real NFSv4.1
+// exchange with it over TCP (printing every COMPOUND and what came back), then uses the same
+// server through the vnfs client API.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -12,7 +13,10 @@
 #include <string>
 #include <thread>
 
+#include <fcntl.h>
+
 #include "client/blocking_session.hpp"
+#include "vnfs/client.hpp"
 #include "server/vnfsd.hpp"
 #include "vnfs/nfs4/attributes.hpp"
 #include "vnfs/nfs4/nfs4.hpp"
@@ -30,7 +34,7 @@ std::string status_text(nfsstat4 s) {
 }
 
 /// Sends one COMPOUND (SEQUENCE first) and prints the operations with their statuses.
-COMPOUND4res run(client::blocking_session& s, const std::string& what,
+COMPOUND4res run(vnfs::detail::blocking_session& s, const std::string& what,
                  std::vector<nfs_argop4> ops) {
   COMPOUND4res r = s.compound(std::move(ops));
   ++compounds;
@@ -54,11 +58,11 @@ const R& find(const COMPOUND4res& r) {
   throw std::runtime_error(std::string("no ") + op_name(R::opnum) + " result");
 }
 
-open_owner4 owner(const client::blocking_session& s) {
-  return {s.client_id(), client::to_byte_vector("demo-owner")};
+open_owner4 owner(const vnfs::detail::blocking_session& s) {
+  return {s.client_id(), vnfs::detail::to_byte_vector("demo-owner")};
 }
 
-OPEN4args open_args(const client::blocking_session& s, const std::string& name, bool create,
+OPEN4args open_args(const vnfs::detail::blocking_session& s, const std::string& name, bool create,
                     std::uint32_t access) {
   OPEN4args o;
   o.share_access = access;
@@ -82,6 +86,43 @@ bitmap4 bits(std::initializer_list<unsigned> attrs) {
   return b;
 }
 
+/// The same service through the SDK: vnfs::client with registered memory and a completion group.
+void client_api_tour(const std::string& url) {
+  std::cout << "\n--- the same server through the vnfs client API (" << url << ") ---\n";
+  auto c = vnfs::client::connect(url);
+  std::vector<std::byte> buffer(64 * 1024);
+  vnfs::memory_region mr = c.register_memory(buffer.data(), buffer.size());
+
+  c.mkdir("api");
+  vnfs::file f = c.open("api/data.bin", O_CREAT | O_RDWR | O_TRUNC, 0644);
+  for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = std::byte(i * 31);
+  std::size_t written = c.pwrite(f, 0, mr.slice(0, buffer.size()));
+  std::cout << "pwrite from registered memory: " << written << " bytes\n";
+
+  // Sixteen 4 KiB reads in flight at once, into slices of the same region, on one group.
+  vnfs::completion_group g = c.make_group();
+  for (std::uint64_t i = 0; i < 16; ++i) c.read(f, i * 4096, mr.slice(i * 4096, 4096), g, i);
+  std::uint64_t bytes = 0;
+  for (int i = 0; i < 16; ++i) {
+    vnfs::completion e = g.wait();
+    if (e.status) throw std::system_error(e.status, "read");
+    bytes += e.bytes;
+  }
+  std::cout << "16 asynchronous reads completed on one completion group: " << bytes << " bytes\n";
+  vnfs::file_stat st = c.fstat(f);
+  std::cout << "fstat: size " << st.size << ", mode " << std::oct << st.mode << std::dec << "\n";
+  c.close(f);
+  auto d = c.opendir("api");
+  while (auto e = c.readdir(d)) std::cout << "readdir: " << e->name << " (" << e->stat.size << " bytes)\n";
+  c.unlink("api/data.bin");
+  c.rmdir("api");
+  vnfs::client_stats s = c.stats();
+  std::cout << "client stats: " << s.compounds << " COMPOUNDs, " << s.operations << " operations, "
+            << s.payload_bytes_direct << " payload bytes moved directly, " << s.payload_bytes_copied
+            << " copied\n";
+  c.close();
+}
+
 }  // namespace
 
 int main() try {
@@ -99,7 +140,7 @@ int main() try {
             << "\n";
 
   {
-    client::blocking_session s("127.0.0.1", server.port(), {});
+    vnfs::detail::blocking_session s("127.0.0.1", server.port(), {});
     std::cout << "session: EXCHANGE_ID + CREATE_SESSION done; the server granted "
               << s.fore().ca_maxoperations << " operations and "
               << (s.fore().ca_maxrequestsize >> 10) << " KiB per COMPOUND, "
@@ -127,7 +168,7 @@ int main() try {
     if (rd.status == nfsstat4::NFS4_OK) {
       const auto& data = find<READ4res>(rd).resok4;
       std::cout << "   read " << data.data.size() << " bytes, eof=" << (data.eof ? "true" : "false")
-                << ": " << client::to_string(data.data);
+                << ": " << vnfs::detail::to_string(data.data);
     }
 
     const std::string more = "Appended at end of file by a WRITE at offset 2^64-1 (vNFS).\n";
@@ -172,11 +213,15 @@ int main() try {
               << content.str();
   }  // DESTROY_SESSION + DESTROY_CLIENTID
 
+  std::cout << "\n" << compounds << " COMPOUNDs above, plus EXCHANGE_ID, CREATE_SESSION, "
+            << "DESTROY_SESSION and DESTROY_CLIENTID.\n";
+
+  client_api_tour("nfs://127.0.0.1:" + std::to_string(server.port()) + "/");
+
   server.stop();
   serving.join();
   std::filesystem::remove_all(export_dir);
-  std::cout << "\n" << compounds << " COMPOUNDs (plus EXCHANGE_ID, CREATE_SESSION, DESTROY_SESSION, "
-            << "DESTROY_CLIENTID); vnfsd stopped, export removed.\n";
+  std::cout << "\nvnfsd stopped, export removed.\n";
   return 0;
 } catch (const std::exception& e) {
   std::cerr << "vnfs-demo: " << e.what() << "\n";

@@ -41,14 +41,14 @@ class test_server {
   std::unique_ptr<ganesha_process> ganesha_;
 };
 
-using client::session_options;
-using client::to_byte_vector;
-using client::to_string;
+using detail::session_options;
+using detail::to_byte_vector;
+using detail::to_string;
 
 /// A blocking_session opened on a test_server.
-class test_session : public client::blocking_session {
+class test_session : public detail::blocking_session {
  public:
-  using client::blocking_session::blocking_session;
+  using detail::blocking_session::blocking_session;
   explicit test_session(test_server& s, session_options opts = {})
       : blocking_session(s.host(), s.port(), s.root_path(), std::move(opts)) {}
 };
