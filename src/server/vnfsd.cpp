@@ -92,14 +92,15 @@ std::string vnfsd::url() const {
 
 std::uint16_t vnfsd::port() const { return impl_->listener->local_endpoint().port(); }
 
-void vnfsd::run(bool handle_signals) {
-  if (handle_signals) {
-    impl_->signals.add(SIGINT);
-    impl_->signals.add(SIGTERM);
-    impl_->signals.async_wait([this](const boost::system::error_code& ec, int) {
-      if (!ec) stop();
-    });
-  }
+void vnfsd::stop_on_signals() {
+  impl_->signals.add(SIGINT);
+  impl_->signals.add(SIGTERM);
+  impl_->signals.async_wait([this](const boost::system::error_code& ec, int) {
+    if (!ec) stop();
+  });
+}
+
+void vnfsd::run() {
   impl_->schedule_reaper();
   impl_->io.run();
 }

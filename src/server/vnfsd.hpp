@@ -27,8 +27,11 @@ class vnfsd {
   std::string url() const;
   std::uint16_t port() const;
 
-  /// Serves until stop() (or SIGINT/SIGTERM when handle_signals is set).
-  void run(bool handle_signals = false);
+  /// From now on SIGINT and SIGTERM stop the server (delivered once run() runs; a signal
+  /// that arrives before is kept until then). Call before announcing readiness.
+  void stop_on_signals();
+  /// Serves until stop().
+  void run();
   void stop();
 
  private:

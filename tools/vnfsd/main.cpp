@@ -83,8 +83,9 @@ int main(int argc, char** argv) {
   }
   try {
     vnfs::server::vnfsd server(opts);
+    server.stop_on_signals();  // before the ready line: a client may signal right after it
     std::cout << "vnfsd listening on " << server.url() << std::endl;  // flushes
-    server.run(/*handle_signals=*/true);
+    server.run();
   } catch (const std::exception& e) {
     std::cerr << "vnfsd: " << e.what() << "\n";
     return 1;
