@@ -1,0 +1,82 @@
+// AUTH_SYS identity per request on vnfsd: files are created as the caller, root squashing,
+// AUTH_NONE as nobody, and permission checks made as the caller.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include "support/test_session.hpp"
+#include "vnfs/nfs4/attributes.hpp"
+
+using namespace vnfs;
+using namespace vnfs::nfs4;
+using namespace vnfs::test;
+
+namespace {
+
+/// Creates directory `name` (mode 0777) at the export root as the session's caller and
+/// returns the owner the server's disk records.
+struct stat create_dir(test_server& srv, test_session& s, const std::string& name, nfsstat4 expect = nfsstat4::NFS4_OK) {
+  CREATE4args mk;
+  mk.objtype.type = nfs_ftype4::NF4DIR;
+  mk.objname = name;
+  attributes a;
+  a.mode = 0777;
+  mk.createattrs = encode_attributes(a);
+  auto ops = s.root_ops();
+  ops.push_back(mk);
+  auto r = s.compound(ops);
+  CHECK(r.status == expect);
+  struct stat st {};
+  ::lstat((srv.export_dir() / name).c_str(), &st);
+  return st;
+}
+
+}  // namespace
+
+TEST_CASE("vnfsd: objects are created as the AUTH_SYS caller") {
+  test_server srv(server_kind::vnfsd);
+  ::chmod(srv.export_dir().c_str(), 0777);
+  test_session root(srv);
+  CHECK(create_dir(srv, root, "by_root").st_uid == 0);
+  session_options u;
+  u.uid = 1234;
+  u.gid = 567;
+  test_session user(srv, u);
+  auto st = create_dir(srv, user, "by_user");
+  CHECK(st.st_uid == 1234);
+  CHECK(st.st_gid == 567);
+}
+
+TEST_CASE("vnfsd: permission checks are the caller's") {
+  test_server srv(server_kind::vnfsd);
+  ::chmod(srv.export_dir().c_str(), 0755);  // root's, not writable by others
+  session_options u;
+  u.uid = 1234;
+  u.gid = 567;
+  test_session user(srv, u);
+  create_dir(srv, user, "denied", nfsstat4::NFS4ERR_ACCESS);
+  CHECK_FALSE(std::filesystem::exists(srv.export_dir() / "denied"));
+  session_options member = u;
+  member.gids = {0};  // group root: still no write bit for the group
+  test_session grouped(srv, member);
+  create_dir(srv, grouped, "denied2", nfsstat4::NFS4ERR_ACCESS);
+}
+
+TEST_CASE("vnfsd --root-squash: uid 0 acts as nobody") {
+  test_server srv(server_kind::vnfsd, {"--root-squash"});
+  ::chmod(srv.export_dir().c_str(), 0777);
+  test_session root(srv);
+  auto st = create_dir(srv, root, "squashed");
+  CHECK(st.st_uid == 65534);
+  CHECK(st.st_gid == 65534);
+}
+
+TEST_CASE("vnfsd: AUTH_NONE acts as nobody") {
+  test_server srv(server_kind::vnfsd);
+  ::chmod(srv.export_dir().c_str(), 0777);
+  session_options none;
+  none.auth_sys = false;
+  test_session anon(srv, none);
+  auto st = create_dir(srv, anon, "anonymous");
+  CHECK(st.st_uid == 65534);
+}
