@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# CTest test "install_consumer": the installed SDK, used as an outside project uses it.
+#
+#   run_consumer_test.sh BUILD_DIR CONSUMER_PROJECT_DIR CXX "EXTRA_FLAGS"
+#
+# 1. cmake --install BUILD_DIR into a temporary prefix; checks the layout (headers,
+#    static libraries, CMake package, vnfs.pc, programs) and that nothing internal leaked.
+# 2. Moves the prefix elsewhere (both the CMake package and vnfs.pc must be relocatable).
+# 3. Compiles every installed header on its own (each is self-contained and includes only
+#    installed headers).
+# 4. Builds CONSUMER_PROJECT_DIR with find_package(vnfs), and its main.cpp with
+#    `pkg-config --cflags --libs vnfs`.
+# 5. Runs both programs against file:// and against the installed vnfsd (nfs://).
+# EXTRA_FLAGS go to compiling and linking (the sanitizer flags of an instrumented build).
+set -uo pipefail
+
+build=$1
+project=$2
+cxx=$3
+flags=${4:-}
+
+work=$(mktemp -d /tmp/vnfs-consumer-XXXXXX)
+vnfsd_pid=""
+cleanup() {
+  [[ -n "$vnfsd_pid" ]] && kill -TERM "$vnfsd_pid" 2>/dev/null && wait "$vnfsd_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+fail() {
+  failed=$((failed + 1))
+  echo "FAIL: $*"
+}
+check() {  # check WHAT COMMAND...: the command must succeed
+  local what=$1
+  shift
+  if "$@" >"$work/last.log" 2>&1; then ok; else fail "$what"; cat "$work/last.log"; fi
+}
+step() { printf '\n== %s\n' "$*"; }
+finish() {
+  echo "$passed passed, $failed failed"
+  [[ $failed -eq 0 ]]
+  exit
+}
+
+step "cmake --install $build --prefix <tmp>"
+if ! cmake --install "$build" --prefix "$work/installed" >"$work/install.log" 2>&1; then
+  fail "cmake --install"
+  cat "$work/install.log"
+  finish
+fi
+ok
+mv "$work/installed" "$work/prefix"
+prefix=$work/prefix
+
+step "layout"
+lib_a=$(find "$prefix" -name libvnfs_client.a | head -1)
+libdir=$(dirname "${lib_a:-$prefix/lib/none}")
+for f in include/vnfs/client.hpp include/vnfs/completion_group.hpp include/vnfs/memory_region.hpp \
+         include/vnfs/file.hpp include/vnfs/file_stat.hpp include/vnfs/error.hpp \
+         include/vnfs/xdr/codec.hpp include/vnfs/rpc/message.hpp include/vnfs/nfs4/nfs4.hpp \
+         bin/vnfsd bin/vnfs-demo; do
+  check "installed $f" test -e "$prefix/$f"
+done
+for f in libvnfs_client.a libvnfs_transport.a libvnfs_protocol.a pkgconfig/vnfs.pc \
+         cmake/vnfs/vnfsConfig.cmake cmake/vnfs/vnfsConfigVersion.cmake cmake/vnfs/vnfs-targets.cmake; do
+  check "installed <libdir>/$f" test -e "$libdir/$f"
+done
+check "transport headers installed" test -n "$(find "$prefix/include/vnfs/transport" -name '*.hpp' 2>/dev/null)"
+# Internal headers (src/) and test helpers stay out; so does the build tree's path.
+check "no internal headers installed" test -z "$(find "$prefix/include" -path '*/server/*' -o -path '*/client/*' -o -path '*/vnfs/test/*')"
+src_root=$(cd "$project/../../.." && pwd)
+check "no build or source paths in the CMake package or vnfs.pc" \
+  bash -c "! grep -rlF -e '$build' -e '$src_root' '$libdir/cmake' '$libdir/pkgconfig'"
+
+step "every installed header compiles on its own"
+while IFS= read -r h; do
+  rel=${h#"$prefix/include/"}
+  check "header $rel is self-contained" \
+    "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I"$prefix/include" -x c++ - <<<"#include <$rel>"
+done < <(find "$prefix/include" -name '*.hpp' | sort)
+
+step "find_package(vnfs) build"
+check "configure consumer with find_package(vnfs)" \
+  cmake -S "$project" -B "$work/cmake-build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER="$cxx" \
+    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags"
+check "build consumer with find_package(vnfs)" cmake --build "$work/cmake-build"
+
+step "pkg-config build"
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+check "pkg-config --modversion vnfs" bash -c 'pkg-config --modversion vnfs | grep -qE "^[0-9]+\.[0-9]+\.[0-9]+$"'
+pc_flags=$(pkg-config --cflags --libs vnfs)
+echo "pkg-config --cflags --libs vnfs: $pc_flags"
+# shellcheck disable=SC2086  # the flags are words
+check "build consumer with pkg-config" \
+  "$cxx" -std=c++20 -Wall -Wextra -Werror $flags "$project/main.cpp" -o "$work/consumer-pc" $pc_flags
+
+consumers=()
+[[ -x "$work/cmake-build/consumer" ]] && consumers+=("$work/cmake-build/consumer")
+[[ -x "$work/consumer-pc" ]] && consumers+=("$work/consumer-pc")
+[[ ${#consumers[@]} -eq 2 ]] || finish
+
+step "run against file://"
+mkdir -p "$work/files"
+for c in "${consumers[@]}"; do
+  check "$(basename "$c") file://" "$c" "file://$work/files"
+done
+
+step "run against the installed vnfsd"
+mkdir -p "$work/export"
+"$prefix/bin/vnfsd" --export "$work/export" --listen 127.0.0.1:0 >"$work/vnfsd.log" 2>&1 &
+vnfsd_pid=$!
+url=""
+for _ in $(seq 300); do
+  url=$(grep -o -m1 -E 'tcp://127\.0\.0\.1:[0-9]+' "$work/vnfsd.log") && break
+  kill -0 "$vnfsd_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [[ -z "$url" ]]; then
+  fail "installed vnfsd did not start"
+  cat "$work/vnfsd.log"
+  finish
+fi
+for c in "${consumers[@]}"; do
+  check "$(basename "$c") nfs://" "$c" "nfs://${url#tcp://}/"
+done
+kill -TERM "$vnfsd_pid"
+wait "$vnfsd_pid"
+check "installed vnfsd exits 0 on SIGTERM" test $? -eq 0
+vnfsd_pid=""
+
+finish
