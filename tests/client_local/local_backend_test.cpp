@@ -749,3 +749,47 @@ TEST_CASE("local: a root that is missing or not a directory", "[client_local]") 
     CHECK(is_system(e.code(), ENOTDIR));
   }
 }
+
+TEST_CASE("local: through vnfs::client with a file:// URL", "[client_local]") {
+  test::temp_dir d("vnfs-local-client");
+  fs::create_directory(d / "sub");
+  auto c = client::connect("file://" + d.path().string());
+
+  file f = c.open("/sub/f", O_RDWR | O_CREAT | O_EXCL, 0600);
+  CHECK(f.path() == "sub/f");
+  auto data = bytes_of("via the client");
+  CHECK(c.pwrite(f, 0, std::span<const std::byte>(data)) == data.size());
+  std::vector<std::byte> back(64);
+  memory_region mr = c.register_memory(back.data(), back.size());
+  CHECK(c.pread(f, 4, mr.slice(0, 64)) == data.size() - 4);
+  CHECK(string_of(std::span(back).first(data.size() - 4)) == "the client");
+  c.close(f);
+  CHECK(c.stat("sub/f").mode == 0600);
+  CHECK(slurp(d / "sub" / "f") == "via the client");
+
+  c.symlink("f", "sub/ln");
+  CHECK(c.readlink("sub/ln") == "f");
+  try {
+    c.open("sub/ln", O_RDONLY);
+    FAIL("opened a symlink");
+  } catch (const std::system_error& e) {
+    CHECK(e.code() == std::errc::too_many_symbolic_link_levels);
+  }
+
+  dir_stream ds = c.opendir("sub");
+  std::set<std::string> names;
+  while (auto e = c.readdir(ds)) names.insert(e->name);
+  CHECK(names == std::set<std::string>{"f", "ln"});
+
+  auto s = c.stats();
+  CHECK(s.payload_bytes_direct == 2 * data.size() - 4);
+  CHECK(s.compounds == 0);
+
+  c.close();
+  try {
+    c.stat("sub/f");
+    FAIL("stat after close");
+  } catch (const std::system_error& e) {
+    CHECK(e.code() == make_error_code(errc::closed));
+  }
+}

@@ -129,41 +129,48 @@ std::pair<std::string, std::string> split(const std::string& p) {
   return {p.substr(0, slash), p.substr(slash + 1)};
 }
 
-std::atomic<bool> have_openat2{true};
 std::atomic<bool> force_walk{false};
+
+int openat2_beneath(int root, const char* path, std::uint64_t flags) {
+  open_how how{};
+  how.flags = flags;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  return static_cast<int>(::syscall(SYS_openat2, root, path, &how, sizeof how));
+}
+
+// Whether openat2 works here: probed once, on an O_PATH open of the root, since an ENOSYS
+// (kernel before 5.6) or EPERM (a seccomp filter) from a real call could not be told apart
+// from the errors of the file itself.
+bool have_openat2(int root) {
+  static const bool have = [root] {
+    unique_fd fd(openat2_beneath(root, ".", O_PATH | O_CLOEXEC));
+    return fd || (errno != ENOSYS && errno != EPERM);
+  }();
+  return have;
+}
 
 // Opens `path` (valid, relative) beneath `root` without following any symlink on the way or at
 // its end: ELOOP for a symlink component, ENOTDIR for a non-directory one.
 unique_fd open_beneath(int root, const std::string& path, int flags, std::error_code& ec) {
   const std::string rel = path.empty() ? std::string(".") : path;
   flags |= O_CLOEXEC | O_NOFOLLOW;
-  if (have_openat2.load(std::memory_order_relaxed) && !force_walk.load(std::memory_order_relaxed)) {
-    open_how how{};
-    how.flags = static_cast<std::uint64_t>(flags);
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    for (int round = 0; round < 16; ++round) {
-      int fd = static_cast<int>(::syscall(SYS_openat2, root, rel.c_str(), &how, sizeof how));
-      if (fd >= 0) return unique_fd(fd);
-      if (errno == EAGAIN || errno == EINTR) continue;  // a concurrent rename: retry
-      if (errno == ENOSYS || errno == EPERM) break;      // no openat2 (old kernel, seccomp)
-      ec = last_error();
-      if (errno == ENOTDIR && (flags & O_DIRECTORY)) {
-        // O_DIRECTORY is checked before O_NOFOLLOW: a trailing symlink is ENOTDIR. Say ELOOP,
-        // as for a symlink anywhere else in the path.
-        open_how link_how = how;
-        link_how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
-        unique_fd lfd(static_cast<int>(::syscall(SYS_openat2, root, rel.c_str(), &link_how, sizeof link_how)));
-        struct stat st {};
-        if (lfd && ::fstat(lfd.get(), &st) == 0 && S_ISLNK(st.st_mode)) ec = sys_error(ELOOP);
-      }
-      return {};
+  if (!force_walk.load(std::memory_order_relaxed) && have_openat2(root)) {
+    int fd = -1;
+    // EAGAIN: a concurrent rename somewhere in the file system; the kernel asks to retry.
+    for (int round = 0; round < 64; ++round) {
+      fd = openat2_beneath(root, rel.c_str(), static_cast<std::uint64_t>(flags));
+      if (fd >= 0 || (errno != EAGAIN && errno != EINTR)) break;
     }
-    if (errno == ENOSYS || errno == EPERM) {
-      have_openat2.store(false, std::memory_order_relaxed);
-    } else {
-      ec = last_error();
-      return {};
+    if (fd >= 0) return unique_fd(fd);
+    ec = last_error();
+    if (errno == ENOTDIR && (flags & O_DIRECTORY)) {
+      // O_DIRECTORY is checked before O_NOFOLLOW: a trailing symlink is ENOTDIR. Say ELOOP,
+      // as for a symlink anywhere else in the path.
+      unique_fd lfd(openat2_beneath(root, rel.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+      struct stat st {};
+      if (lfd && ::fstat(lfd.get(), &st) == 0 && S_ISLNK(st.st_mode)) ec = sys_error(ELOOP);
     }
+    return {};
   }
   // The portable walk: every component opened O_PATH|O_NOFOLLOW and checked, the last one
   // too, so a symlink is ELOOP wherever it is (as with RESOLVE_NO_SYMLINKS).
@@ -476,6 +483,7 @@ class local_backend final : public backend {
   }
 
   void close_all() override {
+    registrations_->close();
     {
       std::unique_lock lock(mutex_);
       closed_ = true;
