@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <latch>
 #include <optional>
 #include <set>
 #include <string>
@@ -729,6 +730,30 @@ TEST_CASE("local: close_all from a completion does not wait for itself", "[clien
     p.set_value({ec, n, {}});
   });
   CHECK_FALSE(p.get_future().get().ec);
+  file_stat st;
+  CHECK(fx.stat("", st).ec == make_error_code(errc::closed));
+}
+
+TEST_CASE("local: close_all from two completions at once", "[client_local]") {
+  client_options o;
+  o.local_threads = 2;
+  fixture fx(o);
+  std::latch both(2);
+  std::promise<void> p1, p2;
+  file_stat s1, s2;
+  // Each callback waits for the other to be running too, so both close_all calls overlap.
+  fx.b->stat("", &s1, [&](std::error_code, std::size_t) {
+    both.arrive_and_wait();
+    fx.b->close_all();
+    p1.set_value();
+  });
+  fx.b->stat("", &s2, [&](std::error_code, std::size_t) {
+    both.arrive_and_wait();
+    fx.b->close_all();
+    p2.set_value();
+  });
+  p1.get_future().get();
+  p2.get_future().get();
   file_stat st;
   CHECK(fx.stat("", st).ec == make_error_code(errc::closed));
 }

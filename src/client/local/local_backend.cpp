@@ -488,8 +488,12 @@ class local_backend final : public backend {
       std::unique_lock lock(mutex_);
       closed_ = true;
       // Called from a done callback, the call that runs it is still in flight: not waited for.
-      const std::size_t self = running_on_worker == this ? 1 : 0;
-      idle_.wait(lock, [this, self] { return in_flight_ <= self; });
+      // (Several callbacks may do so at once: each waits for the calls that are not one.)
+      const bool on_worker = running_on_worker == this;
+      if (on_worker) ++closing_on_workers_;
+      idle_.notify_all();
+      idle_.wait(lock, [this] { return in_flight_ <= closing_on_workers_; });
+      if (on_worker) --closing_on_workers_;
     }
     // No call runs any more: release the descriptors of the files still open.
     std::lock_guard lock(files_->mutex);
@@ -533,7 +537,8 @@ class local_backend final : public backend {
         local_backend* self;
         ~finish() {
           std::lock_guard lock(self->mutex_);
-          if (--self->in_flight_ == 0) self->idle_.notify_all();
+          --self->in_flight_;
+          self->idle_.notify_all();
         }
       } guard{this};
       running_on_worker = this;
@@ -711,6 +716,7 @@ class local_backend final : public backend {
   std::mutex mutex_;
   std::condition_variable idle_;
   std::size_t in_flight_ = 0;
+  std::size_t closing_on_workers_ = 0;  // close_all calls made from done callbacks, running
   bool closed_ = false;
 };
 

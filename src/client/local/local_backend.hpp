@@ -13,6 +13,17 @@
 // on a worker. Errors are system errors (errno values in std::system_category()).
 // Reads and writes go straight between the file and the caller's memory (pread/pwrite),
 // registered or not: both count as payload_bytes_direct; compounds and operations stay 0.
+// A registered slice that was deregistered, or whose access does not allow the transfer,
+// is refused with errc::bad_argument. A file of another backend (or a closed one) is EBADF.
+//
+// readdir: pages of at most local_readdir_page entries ("." and ".." left out); the cookie is
+// a telldir() position of the directory (0 = its start). An entry removed between readdir(3)
+// and its fstatat is left out.
+//
+// close_all: calls accepted before it finish (queued ones with errc::closed), then the
+// descriptors of files still open are closed; later calls complete with errc::closed, still on
+// a worker. It may be called from a done callback (it does not wait for that call); the
+// backend must not be destroyed from one (its destructor joins the workers).
 #pragma once
 
 #include <filesystem>
