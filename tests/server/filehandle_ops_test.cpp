@@ -247,3 +247,18 @@ TEST_CASE("SECINFO and SECINFO_NO_NAME") {
     }
   }
 }
+
+TEST_CASE("a symbolic link as the current filehandle where a directory is needed") {
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(kind_name(kind));
+  workdir w(kind);
+  w.make_dir("d");
+  w.make_symlink("d", "l");
+  // RFC 8881 §15.1.2 (NFS4ERR_SYMLINK): "The current filehandle designates a symbolic
+  // link when the current operation does not allow a symbolic link as the target."
+  CHECK(w.run({LOOKUP4args{"l"}, LOOKUPP4args{}}).status == nfsstat4::NFS4ERR_SYMLINK);
+  CHECK(w.run({LOOKUP4args{"l"}, READDIR4args{0, {}, 4096, 4096, {}}}).status ==
+        nfsstat4::NFS4ERR_SYMLINK);
+  CHECK(w.run({LOOKUP4args{"l"}, REMOVE4args{"x"}}).status == nfsstat4::NFS4ERR_SYMLINK);
+  CHECK(w.run({LOOKUP4args{"l"}, SECINFO4args{"x"}}).status == nfsstat4::NFS4ERR_SYMLINK);
+}

@@ -1,5 +1,5 @@
 // vnfsd: PUTFH, PUTROOTFH, PUTPUBFH, GETFH, SAVEFH, RESTOREFH, LOOKUP, LOOKUPP, SECINFO,
-// SECINFO_NO_NAME (RFC 8881 §18.19-18.22, §18.8, §18.27, §18.28, §18.13, §18.14, §18.29,
+// SECINFO_NO_NAME (RFC 8881 §18.19-18.21, §18.8, §18.27, §18.28, §18.13, §18.14, §18.29,
 // §18.45).
 #include "server/fs/directory.hpp"
 #include "server/ops/fh_checks.hpp"
