@@ -10,6 +10,7 @@
 #include "server/fs/directory.hpp"
 #include "server/fs/identity.hpp"
 #include "server/ops/attribute_codec.hpp"
+#include "server/ops/fh_checks.hpp"
 #include "server/ops/handlers.hpp"
 #include "server/ops/status_mapping.hpp"
 
@@ -116,8 +117,8 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
 
   switch (a.claim.claim) {
     case nfs4::open_claim_type4::CLAIM_NULL: {
+      if (nfsstat4 st = ops_detail::require_dir(ctx.current); st != nfsstat4::NFS4_OK) return fail(st);
       const fs::object& dir = ctx.current.obj;
-      if (!dir.is_directory()) return fail(nfsstat4::NFS4ERR_NOTDIR);
       cinfo.before = change_of(dir);
       std::error_code ec;
       if (!create) {
