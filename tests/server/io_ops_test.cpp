@@ -11,7 +11,7 @@
 #include <memory>
 #include <thread>
 
-#include "support/test_session.hpp"
+#include "stateful_client.hpp"
 #include "vnfs/rpc/auth.hpp"
 #include "vnfs/transport/tcp/blocking_channel.hpp"
 #include "vnfs/nfs4/attributes.hpp"
@@ -21,90 +21,6 @@ using namespace vnfs::nfs4;
 using namespace vnfs::test;
 
 namespace {
-
-/// One server of each kind per test program (started on first use); each test works in a
-/// fresh directory of its export, prepared locally before the server first looks at it.
-test_server& server_of(server_kind k) {
-  static std::unique_ptr<test_server> vnfsd, ganesha;
-  auto& p = k == server_kind::vnfsd ? vnfsd : ganesha;
-  if (!p) {
-    p = std::make_unique<test_server>(k);
-    ::chmod(p->export_dir().c_str(), 0755);  // searchable by the non-root callers of tests
-  }
-  return *p;
-}
-
-/// A new directory (mode 0777) at the top of the export of `srv`; returns its name.
-std::string new_workdir(test_server& srv) {
-  static int counter = 0;
-  std::string name = "io" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  std::filesystem::create_directory(srv.export_dir() / name);
-  ::chmod((srv.export_dir() / name).c_str(), 0777);
-  return name;
-}
-
-/// A session (its own client ID) whose COMPOUNDs start in the working directory: run()
-/// prefixes the root operations and LOOKUP of the directory, at<R>(r, k) is the result of
-/// the k-th operation given to run().
-struct nfs_client {
-  test_session s;
-  session_options opts;
-  std::string dir;
-  std::size_t base;
-  nfs_client(test_server& srv, std::string workdir, session_options o = {})
-      : s(srv, o), opts(o), dir(std::move(workdir)), base(1 + s.root_ops().size() + 1) {
-    // A server in its grace period refuses non-reclaim OPENs until this (§18.51.3).
-    s.compound({RECLAIM_COMPLETE4args{false}});
-  }
-
-  /// SEQUENCE + ops (minor version 1, or 2 for COPY), not cached by the server. Unlike
-  /// test_session::compound, the reply bytes are kept for the life of this object, so the
-  /// READ data views in the results stay valid.
-  COMPOUND4res call(std::vector<nfs_argop4> ops, std::uint32_t minorversion = 1) {
-    SEQUENCE4args seq;
-    seq.sa_sessionid = s.session_id();
-    seq.sa_sequenceid = s.next_seqid();
-    seq.sa_slotid = 0;
-    seq.sa_highest_slotid = 0;
-    seq.sa_cachethis = false;
-    ops.insert(ops.begin(), seq);
-    const COMPOUND4args args{"", minorversion, std::move(ops)};
-    rpc::authsys_parms p;
-    p.machinename = "vnfs-test";
-    p.uid = opts.uid;
-    p.gid = opts.gid;
-    p.gids = opts.gids;
-    replies_.push_back(std::make_unique<std::vector<std::byte>>(transport::tcp::rpc_call(
-        s.channel(), NFS4_PROGRAM, NFS_V4, NFSPROC4_COMPOUND,
-        [&](xdr::encoder& e) { xdr::encode(e, args); }, rpc::make_authsys(p))));
-    xdr::decoder d(*replies_.back());
-    COMPOUND4res r = xdr::decode<COMPOUND4res>(d);
-    if (!r.resarray.empty() && status_of(r.resarray[0]) == nfsstat4::NFS4_OK)
-      s.set_seqid(0, seq.sa_sequenceid);
-    return r;
-  }
-  /// root operations, LOOKUP of the working directory, then `ops`.
-  COMPOUND4res run(std::vector<nfs_argop4> ops) {
-    auto all = s.root_ops();
-    all.push_back(LOOKUP4args{dir});
-    all.insert(all.end(), ops.begin(), ops.end());
-    return call(std::move(all));
-  }
-  /// PUTFH of `fh`, then `ops` (results from index 2).
-  COMPOUND4res on(const nfs_fh4& fh, std::vector<nfs_argop4> ops) {
-    ops.insert(ops.begin(), PUTFH4args{fh});
-    return call(std::move(ops));
-  }
-  template <class R>
-  const R& at(const COMPOUND4res& r, std::size_t k) const {
-    return result_at<R>(r, base + k);
-  }
-  nfsstat4 status(const COMPOUND4res& r, std::size_t k) const { return status_at(r, base + k); }
-  state_owner4 owner(std::string_view name) const { return {s.client_id(), to_byte_vector(name)}; }
-
- private:
-  std::vector<std::unique_ptr<std::vector<std::byte>>> replies_;
-};
 
 OPEN4args open_args(const nfs_client& c, std::string name, std::string_view owner,
                     std::uint32_t access, bool create = true) {
@@ -161,7 +77,7 @@ TEST_CASE("OPEN+WRITE+CLOSE, then OPEN+READ+CLOSE with the current stateid, one 
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "io");
   nfs_client c(srv, wd);
   const auto data = to_byte_vector("hello, vnfs");
 
@@ -188,7 +104,7 @@ TEST_CASE("READ at and after end of file") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "io");
   write_local(srv.export_dir() / wd / "ten", to_byte_vector("0123456789"));
   nfs_client c(srv, wd);
   auto [sid, fh] = open_file(c, "ten", "oo", OPEN4_SHARE_ACCESS_READ);
@@ -214,7 +130,7 @@ TEST_CASE("READ and WRITE with the anonymous stateid") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "io");
   write_local(srv.export_dir() / wd / "anon", to_byte_vector("abcdef"));
   nfs_client c(srv, wd);
   auto w = c.run({LOOKUP4args{"anon"},
@@ -230,7 +146,7 @@ TEST_CASE("WRITE FILE_SYNC4 and UNSTABLE4 + COMMIT, then read back") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "io");
   nfs_client c(srv, wd);
   auto [sid, fh] = open_file(c, "sync", "oo");
   const auto a = pattern(200000, 1);
@@ -268,7 +184,7 @@ TEST_CASE("I/O through an upgraded open stateid and through a lock stateid") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "io");
   nfs_client c(srv, wd);
   auto [sid1, fh] = open_file(c, "up", "oo", OPEN4_SHARE_ACCESS_READ);
   auto up = c.run({open_args(c, "up", "oo", OPEN4_SHARE_ACCESS_WRITE, false)});
@@ -298,7 +214,7 @@ TEST_CASE("WRITE through a read-only open is NFS4ERR_OPENMODE") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "io");
   nfs_client c(srv, wd);
   auto [sid, fh] = open_file(c, "ro", "oo", OPEN4_SHARE_ACCESS_READ);
   auto r = c.on(fh, {WRITE4args{sid, 0, stable_how4::UNSTABLE4, to_byte_vector("x")}});
@@ -310,7 +226,7 @@ TEST_CASE("READ and WRITE need a regular file and a stateid for it") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "io");
   std::filesystem::create_directory(srv.export_dir() / wd / "dir");
   nfs_client c(srv, wd);
   CHECK(c.run({LOOKUP4args{"dir"}, READ4args{stateid4::anonymous(), 0, 10}}).status ==
@@ -329,7 +245,7 @@ TEST_CASE("READ and WRITE need a regular file and a stateid for it") {
 
 TEST_CASE("vnfsd: a share deny refuses anonymous I/O") {
   test_server& srv = server_of(server_kind::vnfsd);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "io");
   nfs_client c(srv, wd);
   auto o = open_args(c, "deny", "oo", OPEN4_SHARE_ACCESS_READ);
   o.share_deny = OPEN4_SHARE_DENY_WRITE;
@@ -344,7 +260,7 @@ TEST_CASE("vnfsd: a share deny refuses anonymous I/O") {
 
 TEST_CASE("vnfsd: READ is capped at 1 MiB") {
   test_server& srv = server_of(server_kind::vnfsd);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "io");
   write_local(srv.export_dir() / wd / "big", pattern(3u << 20, 3));
   nfs_client c(srv, wd);
   auto [sid, fh] = open_file(c, "big", "oo", OPEN4_SHARE_ACCESS_READ);
@@ -356,7 +272,7 @@ TEST_CASE("vnfsd: READ is capped at 1 MiB") {
 
 TEST_CASE("vnfsd: the append extension (WRITE at offset 2^64-1) from two sessions") {
   test_server& srv = server_of(server_kind::vnfsd);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "io");
   constexpr int records = 50;
   constexpr std::size_t record_size = 1000;
   {
@@ -413,7 +329,7 @@ TEST_CASE("COPY of a 3 MiB file within the server") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "io");
   const auto data = pattern(3u << 20, 7);
   write_local(srv.export_dir() / wd / "src", data);
   nfs_client c(srv, wd);

@@ -12,7 +12,7 @@
 #include <memory>
 
 #include "server/state/open_state_table.hpp"
-#include "support/test_session.hpp"
+#include "stateful_client.hpp"
 #include "vnfs/rpc/auth.hpp"
 #include "vnfs/transport/tcp/blocking_channel.hpp"
 #include "vnfs/nfs4/attributes.hpp"
@@ -22,90 +22,6 @@ using namespace vnfs::nfs4;
 using namespace vnfs::test;
 
 namespace {
-
-/// One server of each kind per test program (started on first use); each test works in a
-/// fresh directory of its export, prepared locally before the server first looks at it.
-test_server& server_of(server_kind k) {
-  static std::unique_ptr<test_server> vnfsd, ganesha;
-  auto& p = k == server_kind::vnfsd ? vnfsd : ganesha;
-  if (!p) {
-    p = std::make_unique<test_server>(k);
-    ::chmod(p->export_dir().c_str(), 0755);  // searchable by the non-root callers of tests
-  }
-  return *p;
-}
-
-/// A new directory (mode 0777) at the top of the export of `srv`; returns its name.
-std::string new_workdir(test_server& srv) {
-  static int counter = 0;
-  std::string name = "so" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-  std::filesystem::create_directory(srv.export_dir() / name);
-  ::chmod((srv.export_dir() / name).c_str(), 0777);
-  return name;
-}
-
-/// A session (its own client ID) whose COMPOUNDs start in the working directory: run()
-/// prefixes the root operations and LOOKUP of the directory, at<R>(r, k) is the result of
-/// the k-th operation given to run().
-struct nfs_client {
-  test_session s;
-  session_options opts;
-  std::string dir;
-  std::size_t base;
-  nfs_client(test_server& srv, std::string workdir, session_options o = {})
-      : s(srv, o), opts(o), dir(std::move(workdir)), base(1 + s.root_ops().size() + 1) {
-    // A server in its grace period refuses non-reclaim OPENs until this (§18.51.3).
-    s.compound({RECLAIM_COMPLETE4args{false}});
-  }
-
-  /// SEQUENCE + ops (minor version 1, or 2 for COPY), not cached by the server. Unlike
-  /// test_session::compound, the reply bytes are kept for the life of this object, so the
-  /// READ data views in the results stay valid.
-  COMPOUND4res call(std::vector<nfs_argop4> ops, std::uint32_t minorversion = 1) {
-    SEQUENCE4args seq;
-    seq.sa_sessionid = s.session_id();
-    seq.sa_sequenceid = s.next_seqid();
-    seq.sa_slotid = 0;
-    seq.sa_highest_slotid = 0;
-    seq.sa_cachethis = false;
-    ops.insert(ops.begin(), seq);
-    const COMPOUND4args args{"", minorversion, std::move(ops)};
-    rpc::authsys_parms p;
-    p.machinename = "vnfs-test";
-    p.uid = opts.uid;
-    p.gid = opts.gid;
-    p.gids = opts.gids;
-    replies_.push_back(std::make_unique<std::vector<std::byte>>(transport::tcp::rpc_call(
-        s.channel(), NFS4_PROGRAM, NFS_V4, NFSPROC4_COMPOUND,
-        [&](xdr::encoder& e) { xdr::encode(e, args); }, rpc::make_authsys(p))));
-    xdr::decoder d(*replies_.back());
-    COMPOUND4res r = xdr::decode<COMPOUND4res>(d);
-    if (!r.resarray.empty() && status_of(r.resarray[0]) == nfsstat4::NFS4_OK)
-      s.set_seqid(0, seq.sa_sequenceid);
-    return r;
-  }
-  /// root operations, LOOKUP of the working directory, then `ops`.
-  COMPOUND4res run(std::vector<nfs_argop4> ops) {
-    auto all = s.root_ops();
-    all.push_back(LOOKUP4args{dir});
-    all.insert(all.end(), ops.begin(), ops.end());
-    return call(std::move(all));
-  }
-  /// PUTFH of `fh`, then `ops` (results from index 2).
-  COMPOUND4res on(const nfs_fh4& fh, std::vector<nfs_argop4> ops) {
-    ops.insert(ops.begin(), PUTFH4args{fh});
-    return call(std::move(ops));
-  }
-  template <class R>
-  const R& at(const COMPOUND4res& r, std::size_t k) const {
-    return result_at<R>(r, base + k);
-  }
-  nfsstat4 status(const COMPOUND4res& r, std::size_t k) const { return status_at(r, base + k); }
-  state_owner4 owner(std::string_view name) const { return {s.client_id(), to_byte_vector(name)}; }
-
- private:
-  std::vector<std::unique_ptr<std::vector<std::byte>>> replies_;
-};
 
 fattr4 mode_attr(mode4 m) {
   attributes a;
@@ -203,7 +119,7 @@ TEST_CASE("OPEN creates, reports its state, and makes the file current") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   nfs_client c(srv, wd);
   auto r = c.run({open_create(c, "f", "oo", OPEN4_SHARE_ACCESS_BOTH, createmode4::GUARDED4, 0640),
                   GETFH4args{}});
@@ -248,7 +164,7 @@ TEST_CASE("OPEN GUARDED4 of an existing name is NFS4ERR_EXIST") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   write_local(srv.export_dir() / wd / "there", "abc");
   nfs_client c(srv, wd);
   auto r = c.run({open_create(c, "there", "oo", OPEN4_SHARE_ACCESS_READ, createmode4::GUARDED4)});
@@ -261,7 +177,7 @@ TEST_CASE("OPEN UNCHECKED4 with size 0 truncates an existing file") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   write_local(srv.export_dir() / wd / "t", "abcdef");
   nfs_client c(srv, wd);
   OPEN4args a = open_nocreate(c, "t", "oo", OPEN4_SHARE_ACCESS_WRITE);
@@ -279,7 +195,7 @@ TEST_CASE("OPEN EXCLUSIVE4_1: a replay with the same verifier returns the same f
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   nfs_client c(srv, wd);
   const verifier4 v{std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4},
                     std::byte{5}, std::byte{6}, std::byte{7}, std::byte{8}};
@@ -309,7 +225,7 @@ TEST_CASE("OPEN EXCLUSIVE4: replay with the same verifier, EXIST with another") 
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   nfs_client c(srv, wd);
   const verifier4 v{std::byte{8}, std::byte{7}, std::byte{6}, std::byte{5},
                     std::byte{4}, std::byte{3}, std::byte{2}, std::byte{1}};
@@ -331,7 +247,7 @@ TEST_CASE("OPEN EXCLUSIVE4: replay with the same verifier, EXIST with another") 
 
 TEST_CASE("vnfsd: after a WRITE, an EXCLUSIVE4_1 retry is no longer a replay") {
   test_server& srv = server_of(server_kind::vnfsd);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   nfs_client c(srv, wd);
   const verifier4 v{std::byte{1}, std::byte{1}, std::byte{2}, std::byte{3},
                     std::byte{5}, std::byte{8}, std::byte{13}, std::byte{21}};
@@ -349,7 +265,7 @@ TEST_CASE("OPEN of a directory or a symlink") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   std::filesystem::create_directory(srv.export_dir() / wd / "d");
   std::filesystem::create_symlink("d", srv.export_dir() / wd / "l");
   nfs_client c(srv, wd);
@@ -365,7 +281,7 @@ TEST_CASE("OPEN CLAIM_FH opens the current filehandle") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   write_local(srv.export_dir() / wd / "byfh", "hello");
   nfs_client c(srv, wd);
   auto r = c.run({LOOKUP4args{"byfh"}, GETFH4args{}});
@@ -382,7 +298,7 @@ TEST_CASE("share reservations: a deny mode refuses other owners' opens") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   nfs_client c(srv, wd);
   auto [sid_a, fh] = open_file(c, "shared", "owner-a", OPEN4_SHARE_ACCESS_READ,
                                OPEN4_SHARE_DENY_WRITE);
@@ -410,7 +326,7 @@ TEST_CASE("byte-range lock conflicts report the conflicting lock") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   nfs_client c(srv, wd);
   auto [sid_a, fh] = open_file(c, "locked", "open-a");
   auto [sid_b, fh_b] = open_file(c, "locked", "open-b");
@@ -468,7 +384,7 @@ TEST_CASE("LOCKU splits a range and increments the lock stateid") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   nfs_client c(srv, wd);
   auto [sid, fh] = open_file(c, "split", "open-a");
   auto l = c.on(fh, {lock_new(nfs_lock_type4::WRITE_LT, 0, 100, sid, c.owner("lock-a"))});
@@ -505,7 +421,7 @@ TEST_CASE("CLOSE with locks held, FREE_STATEID of lock stateids") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   nfs_client c(srv, wd);
   auto [sid, fh] = open_file(c, "held", "open-a");
   auto l = c.on(fh, {lock_new(nfs_lock_type4::READ_LT, 0, NFS4_UINT64_MAX, sid,
@@ -538,7 +454,7 @@ TEST_CASE("TEST_STATEID reports each stateid's status") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   nfs_client c(srv, wd);
   auto [sid1, fh] = open_file(c, "ts", "open-a", OPEN4_SHARE_ACCESS_READ);
   auto up = c.run({open_nocreate(c, "ts", "open-a", OPEN4_SHARE_ACCESS_WRITE)});
@@ -569,7 +485,7 @@ TEST_CASE("a forged or unknown stateid is NFS4ERR_BAD_STATEID") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   nfs_client c(srv, wd);
   auto [sid, fh] = open_file(c, "bs", "open-a");
   stateid4 bad = sid;
@@ -590,7 +506,7 @@ TEST_CASE("a forged or unknown stateid is NFS4ERR_BAD_STATEID") {
 TEST_CASE("vnfsd: stateids of an earlier instance are stale") {
   test_server srv(server_kind::vnfsd);  // its own: restarted
   ::chmod(srv.export_dir().c_str(), 0755);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   stateid4 sid;
   nfs_fh4 fh;
   {
@@ -606,7 +522,7 @@ TEST_CASE("identity: files are created and checked as the AUTH_SYS caller") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server& srv = server_of(kind);
-  const std::string wd = new_workdir(srv);
+  const std::string wd = new_workdir(srv, "so");
   write_local(srv.export_dir() / wd / "private", "secret");
   REQUIRE(::chmod((srv.export_dir() / wd / "private").c_str(), 0600) == 0);
 
