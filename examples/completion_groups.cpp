@@ -14,6 +14,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "embedded_vnfsd.hpp"
@@ -66,13 +67,14 @@ int main(int argc, char** argv) try {
   };
 
   // 'even' is polled: poll() never blocks, it takes whatever is ready (here, up to 8 at a
-  // time). A real program does other work between polls; this one just spins.
+  // time). A real program does other work between polls; this one only yields.
   std::size_t polls = 0;
   while (even.outstanding() > 0) {
     std::array<vnfs::completion, 8> batch;
     std::size_t n = even.poll(batch);
     for (std::size_t i = 0; i < n; ++i) check(batch[i]);
     ++polls;
+    if (n == 0) std::this_thread::yield();  // "other work"
   }
   // 'odd' is waited on: wait() blocks until one completion is ready.
   std::size_t waits = 0;

@@ -394,6 +394,7 @@ bool parse_listen(const std::string& s, std::string& host, std::uint16_t& port) 
   auto colon = s.rfind(':');
   if (colon == std::string::npos || colon == 0) return false;
   host = s.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   unsigned v = 0;
   auto [end, ec] = std::from_chars(s.data() + colon + 1, s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size() || colon + 1 == s.size() || v > 65535) return false;
@@ -465,7 +466,8 @@ int main(int argc, char** argv) {
     });
 
     const auto ep = acceptor.local_endpoint();
-    std::cout << "http_server listening on http://" << ep.address().to_string() << ":" << ep.port()
+    const std::string addr = ep.address().is_v6() ? "[" + ep.address().to_string() + "]" : ep.address().to_string();
+    std::cout << "http_server listening on http://" << addr << ":" << ep.port()
               << " serving " << url << std::endl;
     io.run();
     client.close();  // completes whatever is still in flight (errc::closed)

@@ -146,6 +146,15 @@ pid=$started_pid
 check_files "$base"
 stop "$pid"
 
+echo "== embedded vnfsd with the sample files (no --url, no --export)"
+start_bg "$work/http0.log" "$pattern" "$server_bin" --listen 127.0.0.1:0 || exit 1
+base=$started_match
+pid=$started_pid
+expect "GET /hello.txt (sample)" 200 "$(get "$base/hello.txt")"
+expect "sample hello.txt" "Hello from vnfs over HTTP." "$(cat "$work/body")"
+expect "GET /data/1MiB.bin (sample)" "200 1048576" "$(curl -sS -o /dev/null -w '%{http_code} %{size_download}' "$base/data/1MiB.bin")"
+stop "$pid"
+
 echo "== separate vnfsd (--url nfs://)"
 start_bg "$work/vnfsd.log" 'tcp://127\.0\.0\.1:[0-9]+' "$vnfsd_bin" --export "$src" --listen 127.0.0.1:0 || exit 1
 vnfsd_url=$started_match
