@@ -10,16 +10,76 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-# The libraries a consumer links, in link order. vnfs_client's own dependencies must all be
-# exported too (install(EXPORT) refuses a target that links an unexported one).
-set(VNFS_EXPORTED_LIBRARIES vnfs_client vnfs_transport vnfs_protocol)
-set_target_properties(vnfs_client PROPERTIES EXPORT_NAME client)
-set_target_properties(vnfs_transport PROPERTIES EXPORT_NAME transport)
-set_target_properties(vnfs_protocol PROPERTIES EXPORT_NAME protocol)
-# In-tree code (examples) uses the same names as consumers of the installed package.
-add_library(vnfs::client ALIAS vnfs_client)
-add_library(vnfs::transport ALIAS vnfs_transport)
-add_library(vnfs::protocol ALIAS vnfs_protocol)
+# The libraries a consumer links: vnfs_client and every library of this project it links,
+# found from the targets' link properties (install(EXPORT) refuses a target that links an
+# unexported one), ordered for static linking: each before the ones it uses.
+function(_vnfs_visit target)
+  get_property(visited GLOBAL PROPERTY _VNFS_VISITED)
+  if(target IN_LIST visited)
+    return()
+  endif()
+  set_property(GLOBAL APPEND PROPERTY _VNFS_VISITED ${target})
+  get_target_property(deps ${target} LINK_LIBRARIES)
+  get_target_property(interface_deps ${target} INTERFACE_LINK_LIBRARIES)
+  foreach(dep IN LISTS deps interface_deps)
+    if(dep MATCHES "^\\$<LINK_ONLY:(.*)>$")
+      set(dep "${CMAKE_MATCH_1}")
+    endif()
+    if(NOT TARGET "${dep}")
+      continue()
+    endif()
+    get_target_property(aliased ${dep} ALIASED_TARGET)
+    if(aliased)
+      set(dep ${aliased})
+    endif()
+    get_target_property(imported ${dep} IMPORTED)
+    if(imported)
+      set_property(GLOBAL APPEND PROPERTY _VNFS_IMPORTED_DEPS ${dep})
+    else()
+      _vnfs_visit(${dep})
+    endif()
+  endforeach()
+  set_property(GLOBAL APPEND PROPERTY _VNFS_POSTORDER ${target})
+endfunction()
+_vnfs_visit(vnfs_client)
+get_property(VNFS_EXPORTED_LIBRARIES GLOBAL PROPERTY _VNFS_POSTORDER)
+list(REVERSE VNFS_EXPORTED_LIBRARIES)
+get_property(VNFS_IMPORTED_DEPS GLOBAL PROPERTY _VNFS_IMPORTED_DEPS)
+list(REMOVE_DUPLICATES VNFS_IMPORTED_DEPS)
+
+# Exported as vnfs::<name without "vnfs_">; in-tree code (examples) may use the same names.
+foreach(lib IN LISTS VNFS_EXPORTED_LIBRARIES)
+  string(REGEX REPLACE "^vnfs_" "" name ${lib})
+  set_target_properties(${lib} PROPERTIES EXPORT_NAME ${name})
+  if(NOT TARGET vnfs::${name})
+    add_library(vnfs::${name} ALIAS ${lib})
+  endif()
+endforeach()
+
+# What the imported dependencies need in vnfsConfig.cmake (find_dependency) and in vnfs.pc
+# (Requires). Threads and Boost are always there: the public headers use Asio.
+set(VNFS_CONFIG_DEPENDENCIES "find_dependency(Threads)\nfind_dependency(Boost 1.74)")
+set(VNFS_PC_REQUIRES "")
+foreach(dep IN LISTS VNFS_IMPORTED_DEPS)
+  if(dep MATCHES "^OpenSSL::(Crypto|SSL)$")
+    if(NOT VNFS_CONFIG_DEPENDENCIES MATCHES "OpenSSL")
+      string(APPEND VNFS_CONFIG_DEPENDENCIES "\nfind_dependency(OpenSSL)")
+    endif()
+    if(CMAKE_MATCH_1 STREQUAL "SSL")
+      list(APPEND VNFS_PC_REQUIRES libssl)
+    endif()
+    list(APPEND VNFS_PC_REQUIRES libcrypto)
+  elseif(dep STREQUAL "PkgConfig::TIRPC")
+    string(APPEND VNFS_CONFIG_DEPENDENCIES
+      "\nfind_dependency(PkgConfig)\npkg_check_modules(TIRPC REQUIRED IMPORTED_TARGET libtirpc)")
+    list(APPEND VNFS_PC_REQUIRES libtirpc)
+  elseif(NOT dep MATCHES "^(Threads::Threads|Boost::headers|Boost::boost)$")
+    message(WARNING "vnfs packaging: ${dep}, linked by the installed libraries, is not found by "
+                    "vnfsConfig.cmake nor required by vnfs.pc: add it in cmake/vnfs_install.cmake")
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES VNFS_PC_REQUIRES)
+string(REPLACE ";" ", " VNFS_PC_REQUIRES "${VNFS_PC_REQUIRES}")
 
 install(TARGETS ${VNFS_EXPORTED_LIBRARIES}
   EXPORT vnfs-targets
@@ -46,15 +106,6 @@ install(FILES ${PROJECT_BINARY_DIR}/vnfsConfig.cmake ${PROJECT_BINARY_DIR}/vnfsC
 
 # vnfs.pc. The libraries are static, so their dependencies go into Libs/Requires (not the
 # .private fields): a consumer links them whether or not it passes --static.
-# OpenSSL is required only if some exported library links it.
-set(VNFS_PC_REQUIRES "")
-foreach(lib IN LISTS VNFS_EXPORTED_LIBRARIES)
-  get_target_property(deps ${lib} INTERFACE_LINK_LIBRARIES)
-  get_target_property(private_deps ${lib} LINK_LIBRARIES)
-  if("${deps};${private_deps}" MATCHES "OpenSSL::Crypto|OpenSSL::SSL")
-    set(VNFS_PC_REQUIRES "libcrypto")
-  endif()
-endforeach()
 set(VNFS_PC_LIBS "")
 foreach(lib IN LISTS VNFS_EXPORTED_LIBRARIES)
   string(APPEND VNFS_PC_LIBS " -l${lib}")
