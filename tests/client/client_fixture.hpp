@@ -1,0 +1,147 @@
+// tests/client: the targets the client suite runs against (vnfsd, NFS-Ganesha, file://),
+// one server of each kind per test program, and a fresh working directory per test with a
+// client rooted at it.
+#pragma once
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <catch2/catch.hpp>
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "vnfs/client.hpp"
+#include "vnfs/test/ganesha_process.hpp"
+#include "vnfs/test/temp_dir.hpp"
+#include "vnfs/test/vnfsd_process.hpp"
+
+namespace vnfs::client_test {
+
+enum class target { vnfsd, ganesha, local };
+
+inline const char* name_of(target t) {
+  switch (t) {
+    case target::vnfsd: return "vnfsd";
+    case target::ganesha: return "NFS-Ganesha";
+    case target::local: return "file://";
+  }
+  return "?";
+}
+
+/// Whether a target is to be tested: all of them unless $VNFS_TEST_TARGETS lists some
+/// (comma-separated: vnfsd,ganesha,local), e.g. to run the suite where Ganesha is missing.
+inline bool enabled(target t) {
+  const char* env = std::getenv("VNFS_TEST_TARGETS");
+  if (env == nullptr || *env == 0) return true;
+  std::string list = std::string(",") + env + ",";
+  const char* key = t == target::vnfsd ? ",vnfsd," : t == target::ganesha ? ",ganesha," : ",local,";
+  return list.find(key) != std::string::npos;
+}
+
+/// A server (or, for file://, a scratch directory) shared by the tests of one program.
+struct target_server {
+  target kind;
+  std::unique_ptr<test::temp_dir> dir;
+  std::unique_ptr<test::vnfsd_process> vnfsd;
+  std::unique_ptr<test::ganesha_process> ganesha;
+
+  explicit target_server(target k) : kind(k) {
+    if (k == target::ganesha) {
+      ganesha = std::make_unique<test::ganesha_process>();
+      return;
+    }
+    dir = std::make_unique<test::temp_dir>("vnfs-client-test");
+    if (k == target::vnfsd) vnfsd = std::make_unique<test::vnfsd_process>(dir->path());
+  }
+
+  const std::filesystem::path& export_dir() const { return ganesha ? ganesha->export_dir() : dir->path(); }
+
+  /// The URL of `sub` (a directory at the top of the export).
+  std::string url(const std::string& sub) const {
+    switch (kind) {
+      case target::vnfsd: return "nfs://" + vnfsd->host() + ":" + std::to_string(vnfsd->port()) + "/" + sub;
+      case target::ganesha:
+        return "nfs://" + ganesha->host() + ":" + std::to_string(ganesha->port()) + ganesha->pseudo_path() + "/" + sub;
+      case target::local: return "file://" + (dir->path() / sub).string();
+    }
+    return {};
+  }
+};
+
+inline target_server& shared_server(target k) {
+  static std::unique_ptr<target_server> servers[3];
+  auto& s = servers[static_cast<int>(k)];
+  if (!s) s = std::make_unique<target_server>(k);
+  return *s;
+}
+
+/// A fresh directory "c<pid>_<n>" (mode 0777) at the top of the export, created locally
+/// before any server looks at it (so NFS-Ganesha's caches never hold a stale view of it),
+/// and a client whose root is that directory.
+class client_env {
+ public:
+  explicit client_env(target k, client_options o = {}) : server_(shared_server(k)) {
+    static std::atomic<int> counter{0};
+    name_ = "c" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+    dir_ = server_.export_dir() / name_;
+    std::filesystem::create_directory(dir_);
+    ::chmod(dir_.c_str(), 0777);
+    client_ = std::make_unique<client>(client::connect(server_.url(name_), o));
+  }
+
+  target kind() const { return server_.kind; }
+  bool is_nfs() const { return server_.kind != target::local; }
+  vnfs::client& c() { return *client_; }
+  /// The working directory as a local path (the server's export on this machine).
+  const std::filesystem::path& dir() const { return dir_; }
+  std::filesystem::path operator/(const std::string& rel) const { return dir_ / rel; }
+  std::string url() const { return server_.url(name_); }
+  target_server& server() { return server_; }
+
+ private:
+  target_server& server_;
+  std::string name_;
+  std::filesystem::path dir_;
+  std::unique_ptr<vnfs::client> client_;
+};
+
+/// The error a call throws (std::system_error), or an empty code if it does not throw.
+inline std::error_code error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::system_error& e) {
+    return e.code();
+  }
+  return {};
+}
+
+/// n bytes of a pattern that differs at every offset modulo 251 (a prime: page-sized
+/// misplacements show up) and with `seed`.
+inline std::vector<std::byte> pattern(std::size_t n, unsigned seed = 0) {
+  std::vector<std::byte> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = std::byte((i % 251) ^ (seed * 37u));
+  return v;
+}
+
+/// The difference of two stats snapshots, field by field.
+inline client_stats operator-(const client_stats& a, const client_stats& b) {
+  client_stats d;
+  d.compounds = a.compounds - b.compounds;
+  d.operations = a.operations - b.operations;
+  d.bytes_sent = a.bytes_sent - b.bytes_sent;
+  d.bytes_received = a.bytes_received - b.bytes_received;
+  d.payload_bytes_copied = a.payload_bytes_copied - b.payload_bytes_copied;
+  d.payload_bytes_direct = a.payload_bytes_direct - b.payload_bytes_direct;
+  d.reconnects = a.reconnects - b.reconnects;
+  d.retransmissions = a.retransmissions - b.retransmissions;
+  return d;
+}
+
+}  // namespace vnfs::client_test
