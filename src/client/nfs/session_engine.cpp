@@ -39,6 +39,20 @@ struct call {
   xdr::encoder request;  // record mark + RPC call; references WRITE data (zero-copy)
 };
 
+/// Whether running the COMPOUND twice has the effect of running it once. Only the replies
+/// of the others need the server's reply cache: a READ of 1 MiB does not fit in it (the
+/// server answers NFS4ERR_REP_TOO_BIG_TO_CACHE when asked to cache it).
+bool idempotent(const std::vector<nfs4::nfs_argop4>& ops) {
+  for (std::size_t i = 1; i < ops.size(); ++i) {
+    if (!std::holds_alternative<nfs4::PUTFH4args>(ops[i]) && !std::holds_alternative<nfs4::PUTROOTFH4args>(ops[i]) &&
+        !std::holds_alternative<nfs4::LOOKUP4args>(ops[i]) && !std::holds_alternative<nfs4::GETFH4args>(ops[i]) &&
+        !std::holds_alternative<nfs4::GETATTR4args>(ops[i]) && !std::holds_alternative<nfs4::READ4args>(ops[i]) &&
+        !std::holds_alternative<nfs4::READLINK4args>(ops[i]) && !std::holds_alternative<nfs4::READDIR4args>(ops[i]))
+      return false;
+  }
+  return true;
+}
+
 struct slot_state {
   nfs4::sequenceid4 seqid = 0;
   bool busy = false;
@@ -153,11 +167,17 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
 
   /// Assigns free slots to waiting calls.
   void pump() {
-    if (!have_session || recovering || closing) return;
-    while (!waiting.empty()) {
+    if (!have_session || recovering || closing || reclaiming) return;
+    while (!waiting.empty() && pump_front()) {
+    }
+  }
+
+  /// Sends the first waiting call on a free slot; false if none is free.
+  bool pump_front() {
+    {
       std::uint32_t s = 0;
       while (s < usable_slots && slots[s].busy) ++s;
-      if (s == usable_slots) return;
+      if (s == usable_slots) return false;
       auto c = std::move(waiting.front());
       waiting.pop_front();
       slots[s].busy = true;
@@ -167,12 +187,15 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       seq.sa_sequenceid = slots[s].seqid + 1;
       seq.sa_slotid = s;
       seq.sa_highest_slotid = usable_slots - 1;
-      seq.sa_cachethis = true;  // every reply may be needed for a retransmission
+      // Replies to non-idempotent calls may be needed for a retransmission; the others are
+      // sent again as new requests (NFS4ERR_RETRY_UNCACHED_REP below).
+      seq.sa_cachethis = !idempotent(c->ops);
       c->ops[0] = seq;
       encode(*c);
       count_write_payload(*c);
       send(std::move(c));
     }
+    return true;
   }
 
   void send_sessionless(std::vector<nfs4::nfs_argop4> ops, compound_done done) {
@@ -349,6 +372,15 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       });
       return;
     }
+    if (!ec && seq->status == nfsstat4::NFS4ERR_RETRY_UNCACHED_REP && idempotent(c->ops)) {
+      // A retransmission of a call that ran but was not cached: the slot has moved on to
+      // this sequence id; run the call again as the slot's next request.
+      sl.seqid = std::get<nfs4::SEQUENCE4args>(c->ops[0]).sa_sequenceid;
+      sl.busy = false;
+      n_retrans++;
+      waiting.push_front(std::move(c));
+      return pump();
+    }
     if (!ec && (seq->status == nfsstat4::NFS4ERR_BADSESSION || seq->status == nfsstat4::NFS4ERR_DEADSESSION)) {
       sl.busy = false;
       waiting.push_front(std::move(c));
@@ -483,10 +515,26 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       self->usable_slots = static_cast<std::uint32_t>(self->slots.size());
       self->have_session = true;
       self->recovering = false;
-      if (ready) ready->set_value();
-      self->pump();
+      self->reclaim_complete(ready);
     });
   }
+
+  /// A new client ID has nothing to reclaim: RECLAIM_COMPLETE before anything else, or a
+  /// server in its grace period refuses non-reclaim OPENs with NFS4ERR_GRACE (RFC 8881
+  /// §18.51.3). Other calls wait until its reply; its status does not matter
+  /// (NFS4ERR_COMPLETE_ALREADY after a session-only recovery).
+  void reclaim_complete(std::promise<void>* ready) {
+    auto c = std::make_unique<call>();
+    c->ops = {nfs4::nfs_argop4{}, nfs4::RECLAIM_COMPLETE4args{false}};
+    c->done = [self = shared_from_this(), ready](std::error_code, compound_reply&) {
+      self->reclaiming = false;
+      if (ready) ready->set_value();
+    };
+    reclaiming = true;
+    waiting.push_front(std::move(c));
+    pump_front();
+  }
+  bool reclaiming = false;
   nfs4::channel_attrs4 fore{};
   std::uint64_t boot_verifier = 0;
 
@@ -546,7 +594,10 @@ session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::m
     ec = e;
     done = true;
   });
-  m.io.run_for(m.cfg.connect_timeout);
+  // run_one_until, not run_for: the work guard keeps the context busy until the deadline.
+  const auto deadline = clock_type::now() + m.cfg.connect_timeout;
+  while (!done && m.io.run_one_until(deadline) != 0) {
+  }
   if (!done) throw std::system_error(make_error_code(std::errc::timed_out), "vnfs: connect to " + m.cfg.host);
   if (ec) throw std::system_error(ec, "vnfs: connect to " + m.cfg.host + ":" + std::to_string(m.cfg.port));
   m.io.restart();
@@ -659,7 +710,11 @@ nfs4::clientid4 session_engine::client_id() const { return impl_->clientid; }
 void session_engine::note_copied(std::size_t n) { impl_->n_copied += n; }
 
 void session_engine::set_lease(std::chrono::seconds lease) {
-  asio::post(impl_->io, [self = impl_, lease] { self->lease = lease; });
+  // Re-arms the renewal timer: its first wait was for the default lease.
+  asio::post(impl_->io, [self = impl_, lease] {
+    self->lease = lease;
+    self->schedule_renewal();
+  });
 }
 
 }  // namespace vnfs::detail
