@@ -411,7 +411,9 @@ TEST_CASE("readdir pages through the listing, skipping empty pages") {
 
   // Group form: one page, replacing the entries.
   vnfs::completion_group g;
-  vnfs::dir_stream ds{"/x/", {vnfs::dir_entry{"stale", {}}}, 0, false};
+  vnfs::dir_stream ds;
+  ds.path = "/x/";
+  ds.entries.push_back(vnfs::dir_entry{"stale", {}});
   c.readdir(&ds, g, 1);
   REQUIRE(g.wait_for(std::chrono::seconds(10)));
   REQUIRE(ds.entries.size() == 2);
