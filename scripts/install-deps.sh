@@ -16,6 +16,7 @@ PACKAGES=(
   catch2
   nfs-ganesha nfs-ganesha-vfs   # a real NFSv4.1 peer the tests start on loopback
   procps iproute2               # ps and ss, to inspect peers when a test fails
+  curl                          # the HTTP example is fetched with it
   # benchmark plots
   python3 python3-matplotlib
   # apt over https mirrors

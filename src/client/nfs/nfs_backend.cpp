@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <charconv>
 #include <future>
 #include <memory>
@@ -29,7 +30,8 @@ constexpr std::uint32_t max_io = 1u << 20;
 
 struct nfs_open_file : open_file {
   nfs_fh4 fh;
-  stateid4 stateid;
+  stateid4 stateid;     ///< as OPEN returned it (CLOSE)
+  stateid4 io_stateid;  ///< the same with seqid 0, for READ/WRITE
   int flags = 0;
   std::mutex mu;
   bool dirty = false;          // UNSTABLE4 data not yet committed
@@ -166,7 +168,9 @@ class nfs_backend final : public backend {
                        : acc == O_WRONLY ? OPEN4_SHARE_ACCESS_WRITE
                                          : OPEN4_SHARE_ACCESS_BOTH;
       o.share_deny = OPEN4_SHARE_DENY_NONE;
-      o.owner = {engine_.client_id(), to_bytes(owner_)};
+      // Each open has its own open-owner, so it has its own stateid: closing one handle of
+      // a file leaves the others open (a kernel client shares one owner and counts opens).
+      o.owner = {engine_.client_id(), to_bytes(owner_ + "-" + std::to_string(next_owner_++))};
       o.claim.claim = open_claim_type4::CLAIM_NULL;
       o.claim.file = name;
       bool truncate = (flags & O_TRUNC) && acc != O_RDONLY;
@@ -193,6 +197,8 @@ class nfs_backend final : public backend {
         f->path = path;
         f->flags = flags;
         f->stateid = std::get<OPEN4res>(r.res.resarray[2]).resok4.stateid;
+        f->io_stateid = f->stateid;
+        f->io_stateid.seqid = 0;  // "the current seqid" (RFC 8881 §8.2.2): valid across upgrades
         f->fh = std::get<GETFH4res>(r.res.resarray[3]).resok4.object;
         *out = file(f);
         done({}, 0);
@@ -228,7 +234,7 @@ class nfs_backend final : public backend {
     if (target.size() > max_io) target = target.first(max_io);
     bool direct = dst.registered.data() != nullptr;
     std::vector<nfs_argop4> ops{PUTFH4args{of->fh},
-                                READ4args{of->stateid, offset, static_cast<count4>(target.size())}};
+                                READ4args{of->io_stateid, offset, static_cast<count4>(target.size())}};
     engine_.submit(
         std::move(ops),
         [this, target, done](std::error_code ec, compound_reply& r) {
@@ -250,7 +256,7 @@ class nfs_backend final : public backend {
     if (data.size() > max_io) data = data.first(max_io);
     // The payload is referenced by the encoder and leaves by scatter-gather (no copy).
     std::vector<nfs_argop4> ops{PUTFH4args{of->fh},
-                                WRITE4args{of->stateid, offset, stable_how4::UNSTABLE4, data}};
+                                WRITE4args{of->io_stateid, offset, stable_how4::UNSTABLE4, data}};
     engine_.submit(std::move(ops), [of, done](std::error_code ec, compound_reply& r) {
       if ((ec = outcome(ec, r))) return done(ec, 0);
       const auto& w = last_of<WRITE4res>(r).resok4;
@@ -480,6 +486,7 @@ class nfs_backend final : public backend {
   session_engine engine_;
   nfs_fh4 root_;
   std::string owner_;
+  std::atomic<std::uint64_t> next_owner_{0};
 };
 
 }  // namespace
