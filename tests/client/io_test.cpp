@@ -1,0 +1,351 @@
+// Direct I/O (copy counts), asynchrony (completion groups polled from several threads, Asio
+// completion tokens) and registered memory, through the public API.
+#include <fcntl.h>
+
+#include <utility>  // before Asio (Boost 1.74)
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <array>
+#include <atomic>
+#include <future>
+#include <optional>
+#include <thread>
+#include <tuple>
+
+#include "client_fixture.hpp"
+
+namespace asio = boost::asio;
+using namespace vnfs;
+using namespace vnfs::client_test;
+
+namespace {
+
+constexpr std::size_t MiB = std::size_t(1) << 20;
+
+/// A file of `n` pattern bytes, written locally (the targets see it as an existing file).
+std::vector<std::byte> make_file(client_env& env, const std::string& name, std::size_t n, unsigned seed = 5) {
+  auto data = pattern(n, seed);
+  file f = env.c().open(name, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  std::size_t done = 0;
+  while (done < n) done += env.c().pwrite(f, done, std::span<const std::byte>(data).subspan(done));
+  env.c().close(f);
+  return data;
+}
+
+#define FOR_TARGETS(...)                             \
+  const target kind = GENERATE(__VA_ARGS__);         \
+  INFO("target " << name_of(kind));                  \
+  if (!enabled(kind)) return
+
+}  // namespace
+
+// ---- direct I/O ------------------------------------------------------------------------
+
+TEST_CASE("registered reads and writes copy nothing; plain reads copy exactly once", "[client][direct]") {
+  FOR_TARGETS(target::vnfsd, target::ganesha);
+  client_env env(kind);
+  client& c = env.c();
+  std::vector<std::byte> out = pattern(MiB, 11), in(MiB), plain(MiB);
+  memory_region wr = c.register_memory(out.data(), out.size(), access::write);
+  memory_region rd = c.register_memory(in.data(), in.size(), access::read);
+  file f = c.open("f", O_CREAT | O_RDWR | O_TRUNC, 0644);
+
+  client_stats s0 = c.stats();
+  REQUIRE(c.pwrite(f, 0, wr.all()) == MiB);
+  client_stats d = c.stats() - s0;
+  CHECK(d.payload_bytes_direct == MiB);
+  CHECK(d.payload_bytes_copied == 0);
+  CHECK(d.bytes_sent > MiB);
+
+  s0 = c.stats();
+  REQUIRE(c.pread(f, 0, rd.all()) == MiB);
+  d = c.stats() - s0;
+  CHECK(d.payload_bytes_direct == MiB);
+  CHECK(d.payload_bytes_copied == 0);
+  CHECK(d.bytes_received > MiB);
+  CHECK(in == out);
+
+  // A part of a region, at an odd offset and length.
+  std::fill(in.begin(), in.end(), std::byte{0});
+  s0 = c.stats();
+  REQUIRE(c.pread(f, 12345, rd.slice(7, 4001)) == 4001);
+  d = c.stats() - s0;
+  CHECK(d.payload_bytes_direct == 4001);
+  CHECK(d.payload_bytes_copied == 0);
+  CHECK(std::equal(in.begin() + 7, in.begin() + 7 + 4001, out.begin() + 12345));
+  CHECK(in[6] == std::byte{0});
+  CHECK(in[7 + 4001] == std::byte{0});
+
+  // Unregistered memory: the payload lands in a library buffer and is copied over.
+  s0 = c.stats();
+  REQUIRE(c.pread(f, 0, std::span<std::byte>(plain)) == MiB);
+  d = c.stats() - s0;
+  CHECK(d.payload_bytes_copied == MiB);
+  CHECK(d.payload_bytes_direct == 0);
+  CHECK(plain == out);
+
+  // A short read (end of file) counts what arrived.
+  s0 = c.stats();
+  REQUIRE(c.pread(f, MiB - 100, std::span<std::byte>(plain).first(4096)) == 100);
+  CHECK((c.stats() - s0).payload_bytes_copied == 100);
+  s0 = c.stats();
+  REQUIRE(c.pread(f, MiB - 100, rd.slice(0, 4096)) == 100);
+  CHECK((c.stats() - s0).payload_bytes_direct == 100);
+  CHECK((c.stats() - s0).payload_bytes_copied == 0);
+
+  // Unregistered writes leave by scatter-gather too; only pieces under 64 bytes are copied
+  // into the request (xdr::encoder::small_copy_limit).
+  s0 = c.stats();
+  REQUIRE(c.pwrite(f, 0, std::span<const std::byte>(out).first(4096)) == 4096);
+  CHECK((c.stats() - s0).payload_bytes_direct == 4096);
+  CHECK((c.stats() - s0).payload_bytes_copied == 0);
+  s0 = c.stats();
+  REQUIRE(c.pwrite(f, 0, std::span<const std::byte>(out).first(63)) == 63);
+  CHECK((c.stats() - s0).payload_bytes_direct == 0);
+  CHECK((c.stats() - s0).payload_bytes_copied == 63);
+  c.close(f);
+}
+
+// ---- asynchrony ------------------------------------------------------------------------
+
+TEST_CASE("256 reads in flight over 2 groups, polled from 4 threads: each tag once", "[client][async]") {
+  FOR_TARGETS(target::vnfsd, target::ganesha, target::local);
+  client_env env(kind);
+  client& c = env.c();
+  constexpr std::size_t n = 256, block = 4096;
+  auto data = make_file(env, "f", n * block);
+  std::vector<std::byte> buf(n * block), plain(n * block);
+  memory_region mr = c.register_memory(buf.data(), buf.size());
+  file f = c.open("f", O_RDONLY);
+
+  std::array<completion_group, 2> groups{c.make_group(), c.make_group()};
+  // Reversed order of offsets, and every third read into unregistered memory.
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t off = (n - 1 - i) * block;
+    if (i % 3 == 0)
+      c.read(f, off, std::span<std::byte>(plain).subspan(off, block), groups[i % 2], i);
+    else
+      c.read(f, off, mr.slice(off, block), groups[i % 2], i);
+  }
+  CHECK(groups[0].outstanding() + groups[1].outstanding() <= n);
+
+  std::array<std::atomic<int>, n> seen{};
+  std::atomic<std::size_t> total{0}, bad_status{0}, bad_bytes{0}, bad_tag{0};
+  std::vector<std::thread> pollers;
+  for (int t = 0; t < 4; ++t) {
+    pollers.emplace_back([&, t] {
+      completion_group& g = groups[t % 2];
+      // Bounded: 256 completions cannot take 30000 empty 1 ms waits.
+      for (int rounds = 0; total.load() < n && rounds < 30000; ++rounds) {
+        std::array<completion, 8> batch;
+        std::size_t k = (t < 2) ? g.poll(batch) : 0;
+        if (k == 0) {
+          auto one = g.wait_for(std::chrono::milliseconds(1));
+          if (!one) continue;
+          batch[0] = *one;
+          k = 1;
+        }
+        for (std::size_t j = 0; j < k; ++j) {
+          const completion& e = batch[j];
+          if (e.tag >= n || e.tag % 2 != std::uint64_t(t % 2)) {
+            bad_tag++;
+            continue;
+          }
+          seen[e.tag]++;
+          if (e.status) bad_status++;
+          if (e.bytes != block) bad_bytes++;
+          total++;
+        }
+      }
+    });
+  }
+  for (auto& p : pollers) p.join();
+  CHECK(total.load() == n);
+  CHECK(bad_tag.load() == 0);
+  CHECK(bad_status.load() == 0);
+  CHECK(bad_bytes.load() == 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    INFO("tag " << i);
+    CHECK(seen[i].load() == 1);
+  }
+  CHECK(groups[0].outstanding() == 0);
+  CHECK(groups[1].outstanding() == 0);
+  CHECK(!groups[0].poll());
+  CHECK(!groups[1].poll());
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t off = (n - 1 - i) * block;
+    const auto& where = (i % 3 == 0) ? plain : buf;
+    INFO("read " << i);
+    CHECK(std::equal(where.begin() + off, where.begin() + off + block, data.begin() + off));
+  }
+  c.close(f);
+}
+
+TEST_CASE("Asio completion tokens: callback, use_future, use_awaitable", "[client][async][asio]") {
+  FOR_TARGETS(target::vnfsd, target::local);
+  client_env env(kind);
+  client& c = env.c();
+  auto data = make_file(env, "f", 3 * 4096);
+  std::vector<std::byte> buf(3 * 4096);
+  memory_region mr = c.register_memory(buf.data(), buf.size());
+  file f = c.open("f", O_RDWR);
+
+  SECTION("callback without an executor runs once, on a client thread") {
+    std::promise<std::pair<std::error_code, std::size_t>> p;
+    std::atomic<int> calls{0};
+    c.async_read(f, 0, mr.slice(0, 4096), [&](std::error_code ec, std::size_t n) {
+      calls++;
+      p.set_value({ec, n});
+    });
+    auto [ec, n] = p.get_future().get();
+    CHECK(!ec);
+    CHECK(n == 4096);
+    CHECK(std::equal(buf.begin(), buf.begin() + 4096, data.begin()));
+    CHECK(calls.load() == 1);
+  }
+  SECTION("use_future") {
+    // Boost 1.74's use_future and use_awaitable treat only boost::system::error_code as an
+    // error: with std::error_code first, the result is the (error_code, size_t) tuple.
+    std::future<std::tuple<std::error_code, std::size_t>> fut =
+        c.async_read(f, 4096, mr.slice(4096, 4096), asio::use_future);
+    auto [ec, n] = fut.get();
+    CHECK(!ec);
+    CHECK(n == 4096);
+    CHECK(std::equal(buf.begin() + 4096, buf.begin() + 8192, data.begin() + 4096));
+    // A slice of memory registered for writes only cannot receive a read.
+    std::vector<std::byte> wonly(16);
+    memory_region w = c.register_memory(wonly.data(), wonly.size(), access::write);
+    auto [bad_ec, bad_n] = c.async_read(f, 0, w.all(), asio::use_future).get();
+    CHECK(bad_ec == errc::bad_argument);
+    CHECK(bad_n == 0);
+  }
+  SECTION("use_awaitable in a coroutine on an io_context, with a handler on its thread") {
+    asio::io_context io;
+    std::size_t got = 0, wrote = 0;
+    std::error_code failure;
+    std::thread::id ran_on;
+    auto coro = [&]() -> asio::awaitable<void> {
+      auto [ec1, n1] = co_await c.async_read(f, 8192, mr.slice(8192, 4096), asio::use_awaitable);
+      auto [ec2, n2] = co_await c.async_write(f, 3 * 4096, mr.slice(0, 100), asio::use_awaitable);
+      failure = ec1 ? ec1 : ec2;
+      got = n1;
+      wrote = n2;
+      ran_on = std::this_thread::get_id();
+    };
+    asio::co_spawn(io, coro(), asio::detached);
+    io.run();  // returns when the coroutine is done: the completions were posted to `io`
+    CHECK(!failure);
+    CHECK(got == 4096);
+    CHECK(wrote == 100);
+    CHECK(ran_on == std::this_thread::get_id());
+    CHECK(std::equal(buf.begin() + 8192, buf.end(), data.begin() + 8192));
+    CHECK(c.fstat(f).size == 3 * 4096 + 100);
+  }
+  c.close(f);
+}
+
+// ---- registered memory -----------------------------------------------------------------
+
+TEST_CASE("registered memory: the cap, deregistration, slices of destroyed regions", "[client][memory]") {
+  FOR_TARGETS(target::vnfsd, target::local);
+  client_options o;
+  o.max_registered_bytes = MiB;
+  client_env env(kind, o);
+  client& c = env.c();
+  std::vector<std::byte> a(MiB / 2), b(MiB / 2), extra(1);
+
+  std::optional<memory_region> ra(c.register_memory(a.data(), a.size()));
+  memory_region rb = c.register_memory(b.data(), b.size());
+  CHECK(ra->size() == MiB / 2);
+  CHECK(rb.access() == access::read_write);
+  // At the cap: one more byte is refused.
+  CHECK(error_of([&] { c.register_memory(extra.data(), 1); }) == errc::registration_limit);
+  CHECK(error_of([&] { c.register_memory(nullptr, 10); }) == errc::bad_argument);
+  CHECK(error_of([&] { c.register_memory(extra.data(), 0); }) == errc::bad_argument);
+
+  auto data = make_file(env, "f", 4096);
+  file f = c.open("f", O_RDONLY);
+  memory_slice keep = ra->slice(0, 4096);
+  CHECK(c.pread(f, 0, keep) == 4096);
+
+  // Destroying a region frees its bytes at once, even while a slice object still exists...
+  ra.reset();
+  std::optional<memory_region> again(c.register_memory(extra.data(), 1));
+  CHECK(again->size() == 1);
+  // ...and that slice can no longer be used.
+  CHECK(error_of([&] { c.pread(f, 0, keep); }) == errc::bad_argument);
+  completion_group g = c.make_group();
+  c.read(f, 0, keep, g, 42);
+  completion e = g.wait();
+  CHECK(e.tag == 42);
+  CHECK(e.status == errc::bad_argument);
+
+  // Slices are bounded by their region.
+  CHECK_THROWS_AS(rb.slice(MiB / 2 - 10, 11), std::out_of_range);
+  CHECK_THROWS_AS(rb.slice(0, 100).sub(50, 51), std::out_of_range);
+  CHECK(rb.slice(10, 100).sub(5, 10).data() == b.data() + 15);
+
+  // Direction is enforced: write-only memory cannot receive a read, read-only cannot be sent.
+  std::vector<std::byte> w(64), r(64);
+  again.reset();
+  memory_region wo = c.register_memory(w.data(), w.size(), access::write);
+  memory_region ro = c.register_memory(r.data(), r.size(), access::read);
+  CHECK(error_of([&] { c.pread(f, 0, wo.all()); }) == errc::bad_argument);
+  file fw = c.open("f", O_WRONLY);
+  CHECK(error_of([&] { c.pwrite(fw, 0, ro.all()); }) == errc::bad_argument);
+  CHECK(c.pwrite(fw, 0, wo.all()) == 64);
+  CHECK(c.pread(f, 0, ro.all()) == 64);
+  c.close(fw);
+  c.close(f);
+}
+
+// ---- close with operations in flight ---------------------------------------------------
+
+TEST_CASE("close with operations in flight: every completion once, the unfinished ones closed",
+          "[client][async][close]") {
+  FOR_TARGETS(target::vnfsd, target::local);
+  client_env env(kind);
+  client& c = env.c();
+  constexpr std::size_t n = 512, block = 4096;
+  make_file(env, "f", 64 * block);
+  std::vector<std::byte> buf(n * block);
+  memory_region mr = c.register_memory(buf.data(), buf.size());
+  file f = c.open("f", O_RDONLY);
+  completion_group g = c.make_group();
+  for (std::size_t i = 0; i < n; ++i) c.read(f, (i % 64) * block, mr.slice(i * block, block), g, i);
+  c.close();
+
+  std::vector<int> seen(n);
+  std::size_t ok = 0, closed = 0, other = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    auto e = g.wait_for(std::chrono::seconds(30));
+    REQUIRE(e);
+    REQUIRE(e->tag < n);
+    seen[e->tag]++;
+    if (!e->status && e->bytes == block)
+      ok++;
+    else if (e->status == errc::closed && e->bytes == 0)
+      closed++;
+    else
+      other++;
+  }
+  CHECK(ok + closed == n);
+  CHECK(other == 0);
+  CHECK(std::count(seen.begin(), seen.end(), 1) == std::ptrdiff_t(n));
+  CHECK(g.outstanding() == 0);
+  CHECK(!g.poll());
+
+  // After close, every call fails with errc::closed, in each form.
+  CHECK(error_of([&] { c.stat(""); }) == errc::closed);
+  CHECK(error_of([&] { c.pread(f, 0, mr.slice(0, 1)); }) == errc::closed);
+  c.read(f, 0, mr.slice(0, 1), g, 7);
+  auto e = g.wait();
+  CHECK(e.tag == 7);
+  CHECK(e.status == errc::closed);
+  CHECK(std::get<0>(c.async_read(f, 0, mr.slice(0, 1), asio::use_future).get()) == errc::closed);
+  c.close();  // idempotent
+}
