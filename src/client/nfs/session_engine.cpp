@@ -156,7 +156,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       writing = true;
       std::vector<asio::const_buffer> bufs;
       for (auto p : it->second->request.pieces()) bufs.emplace_back(p.data(), p.size());
-      asio::async_write(sock, bufs, [self = shared_from_this()](boost::system::error_code ec, std::size_t n) {
+      asio::async_write(sock, bufs, [self = shared_from_this(), g = gen](boost::system::error_code ec, std::size_t n) {
+        if (g != self->gen) return;  // of a connection already lost: `writing` is the new one's
         self->writing = false;
         self->n_sent += n;
         if (ec) return self->connection_lost(ec);
@@ -210,7 +211,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   // ---- receiving -----------------------------------------------------------------------
 
   void read_head() {
-    asio::async_read(sock, asio::buffer(head), [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
+    asio::async_read(sock, asio::buffer(head), [self = shared_from_this(), g = gen](boost::system::error_code ec, std::size_t) {
+      if (g != self->gen) return;  // of a connection already lost
       if (ec) return self->connection_lost(ec);
       self->on_head();
     });
@@ -240,7 +242,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     body.resize(4 + have + record_left);
     std::copy(head.begin() + 4, head.end(), body.begin());
     asio::async_read(sock, asio::buffer(body.data() + 4 + have, record_left),
-                     [self = shared_from_this(), xid](boost::system::error_code ec, std::size_t n) {
+                     [self = shared_from_this(), g = gen, xid](boost::system::error_code ec, std::size_t n) {
+                       if (g != self->gen) return;  // of a connection already lost
                        if (ec) return self->connection_lost(ec);
                        self->n_received += n;
                        self->record_left = 0;
@@ -254,7 +257,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     body.resize(4 + direct_read_prefix);
     std::copy(head.begin() + 4, head.end(), body.begin());
     asio::async_read(sock, asio::buffer(body.data() + 4, direct_read_prefix),
-                     [self = shared_from_this(), xid](boost::system::error_code ec, std::size_t n) {
+                     [self = shared_from_this(), g = gen, xid](boost::system::error_code ec, std::size_t n) {
+                       if (g != self->gen) return;  // of a connection already lost
                        if (ec) return self->connection_lost(ec);
                        self->n_received += n;
                        self->record_left -= n;
@@ -287,7 +291,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     }
     if (!ok) return read_body(xid, direct_read_prefix);  // the general path decodes it
     asio::async_read(sock, asio::buffer(target.data(), len),
-                     [self = shared_from_this(), xid, len](boost::system::error_code ec, std::size_t n) {
+                     [self = shared_from_this(), g = gen, xid, len](boost::system::error_code ec, std::size_t n) {
+                       if (g != self->gen) return;  // of a connection already lost
                        if (ec) return self->connection_lost(ec);
                        self->n_received += n;
                        self->n_direct += n;
@@ -300,7 +305,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     std::size_t prefix_end = body.size();
     body.resize(prefix_end + record_left);
     asio::async_read(sock, asio::buffer(body.data() + prefix_end, record_left),
-                     [self = shared_from_this(), xid, len, prefix_end](boost::system::error_code ec, std::size_t n) {
+                     [self = shared_from_this(), g = gen, xid, len, prefix_end](boost::system::error_code ec, std::size_t n) {
+                       if (g != self->gen) return;  // of a connection already lost
                        if (ec) return self->connection_lost(ec);
                        self->n_received += n;
                        self->record_left = 0;
@@ -401,6 +407,9 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   void connection_lost(std::error_code ec) {
     if (!connected) return;
     connected = false;
+    // Handlers of this socket still to run (cancelled reads and writes) must not touch the
+    // next connection's state or take it for lost.
+    ++gen;
     writing = false;
     to_write.clear();
     boost::system::error_code ignore;
@@ -411,6 +420,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     reconnect();
   }
   std::error_code last_error;
+  std::uint64_t gen = 0;  // counts lost connections; socket handlers carry the one they began on
 
   void reconnect() {
     if (clock_type::now() - lost_at > cfg.reconnect_for) return fail_all(last_error);
