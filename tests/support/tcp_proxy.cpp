@@ -53,6 +53,8 @@ struct tcp_proxy::loop {
   std::condition_variable cv;
   bool stop = false;
   std::uint64_t cut_all_requested = 0, cut_all_done = 0;
+  std::uint64_t sync_requested = 0, sync_done = 0;
+  bool held[2] = {false, false};  // by direction: [0] to_server, [1] to_client
   bool armed = false;
   direction armed_dir = direction::to_client;
   std::uint64_t armed_left = 0;
@@ -114,6 +116,14 @@ void tcp_proxy::cut_after(direction d, std::uint64_t n) {
   loop_->armed_left = n;
 }
 
+void tcp_proxy::hold(direction d, bool on) {
+  std::unique_lock lock(loop_->mu);
+  loop_->held[d == direction::to_server ? 0 : 1] = on;
+  std::uint64_t ticket = ++loop_->sync_requested;
+  loop_->wake();
+  loop_->cv.wait(lock, [&] { return loop_->sync_done >= ticket || loop_->stop; });
+}
+
 bool tcp_proxy::cut_pending() const {
   std::lock_guard lock(loop_->mu);
   return loop_->armed;
@@ -171,11 +181,18 @@ void tcp_proxy::run() {
     fds.push_back({l.wake_fd, POLLIN, 0});
     fds.push_back({l.listen_fd, POLLIN, 0});
     std::vector<std::pair<connection*, int>> who;
+    bool held[2];
+    {
+      std::lock_guard lock(l.mu);
+      held[0] = l.held[0];
+      held[1] = l.held[1];
+    }
     for (auto& c : l.conns) {
       for (int i = 0; i < 2; ++i) {
         short ev = 0;
         // Read a side only when what it sent before has been passed on (back-pressure).
-        if (!c.close_after_flush && c.pending[1 - i].empty()) ev |= POLLIN;
+        // Side i is read for direction i (0: client side, bytes to the server).
+        if (!c.close_after_flush && c.pending[1 - i].empty() && !held[i]) ev |= POLLIN;
         if (!c.pending[i].empty()) ev |= POLLOUT;
         fds.push_back({c.fd[i], ev, 0});
         who.emplace_back(&c, i);
@@ -191,6 +208,12 @@ void tcp_proxy::run() {
       [[maybe_unused]] auto n = ::read(l.wake_fd, &v, sizeof v);
       std::unique_lock lock(l.mu);
       if (l.stop) break;
+      held[0] = l.held[0];  // reads below in this round see the new setting
+      held[1] = l.held[1];
+      if (l.sync_done < l.sync_requested) {
+        l.sync_done = l.sync_requested;
+        l.cv.notify_all();
+      }
       if (l.cut_all_done < l.cut_all_requested) {
         for (auto& c : l.conns) {
           if (c.closed) continue;
@@ -233,7 +256,7 @@ void tcp_proxy::run() {
       if (re & POLLOUT) flush(*c, i);
       if (c->closed) continue;
       if (re & (POLLIN | POLLHUP | POLLERR)) {
-        if (c->close_after_flush) continue;
+        if (c->close_after_flush || held[i]) continue;
         ssize_t n = ::recv(c->fd[i], buf.data(), buf.size(), 0);
         if (n > 0) {
           forward(*c, i, buf.data(), static_cast<std::size_t>(n));
@@ -249,6 +272,7 @@ void tcp_proxy::run() {
   }
   std::lock_guard lock(l.mu);
   l.cut_all_done = l.cut_all_requested;
+  l.sync_done = l.sync_requested;
   l.cv.notify_all();
 }
 

@@ -42,6 +42,11 @@ class tcp_proxy {
   /// Whether an armed cut has not fired yet.
   bool cut_pending() const;
 
+  /// Stops (on) or resumes (off) forwarding in `d` on every connection: bytes wait in the
+  /// kernel's socket buffers. Returns once the proxy's thread has taken note: nothing more
+  /// is forwarded in `d` after hold(d, true) returns.
+  void hold(direction d, bool on);
+
   /// Connections accepted so far, and connections cut (by cut_all or cut_after).
   std::uint64_t accepted() const noexcept { return accepted_.load(); }
   std::uint64_t cuts() const noexcept { return cuts_.load(); }
