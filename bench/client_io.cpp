@@ -1,0 +1,230 @@
+// bench/client_io — 4 KiB reads through vnfs::client against vnfsd on loopback: IOPS and
+// the client's CPU seconds per GiB read, at several queue depths, into registered memory
+// (direct: the payload is received from the socket into the caller's buffer) and into plain
+// memory (received into a library buffer, then copied).
+//
+// vnfsd runs as a separate process (vnfsd_process), so getrusage(RUSAGE_SELF) of this
+// process is the client's CPU alone. Reads go to random 4 KiB-aligned offsets of a 64 MiB
+// file through one completion group that keeps `depth` reads in flight. Every run is bounded
+// by --seconds and --max-reads. Results go to a JSON file; bench/plot_client_io.py draws them.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "vnfs/client.hpp"
+#include "vnfs/test/temp_dir.hpp"
+#include "vnfs/test/vnfsd_process.hpp"
+
+namespace po = boost::program_options;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::size_t block = 4096;
+
+struct result {
+  std::string mode;  // registered | plain
+  unsigned depth = 0;
+  std::uint64_t reads = 0;
+  double seconds = 0, cpu_seconds = 0;
+  std::uint64_t compounds = 0, bytes_direct = 0, bytes_copied = 0;
+};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, sep);)
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+/// Each 8-byte word of the file holds its own offset: every read can be checked cheaply.
+void write_file(const std::filesystem::path& p, std::size_t size) {
+  std::ofstream f(p, std::ios::binary);
+  std::vector<std::uint64_t> chunk(1 << 17);
+  for (std::size_t off = 0; off < size; off += chunk.size() * 8) {
+    for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = off + i * 8;
+    f.write(reinterpret_cast<const char*>(chunk.data()), static_cast<std::streamsize>(chunk.size() * 8));
+  }
+  if (!f) throw std::runtime_error("cannot write " + p.string());
+}
+
+double cpu_now() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, const std::string& mode, unsigned depth,
+               double seconds, std::uint64_t max_reads) {
+  std::vector<std::byte> buf(depth * block);
+  vnfs::memory_region mr;
+  if (mode == "registered") mr = c.register_memory(buf.data(), buf.size(), vnfs::access::read);
+  vnfs::completion_group g = c.make_group();
+  std::mt19937_64 rng(depth * 7919 + (mode == "plain"));
+  const std::uint64_t blocks = file_size / block;
+  std::vector<std::uint64_t> offset_of(depth);
+
+  auto issue = [&](unsigned slot) {
+    std::uint64_t off = (rng() % blocks) * block;
+    offset_of[slot] = off;
+    if (mode == "registered")
+      c.read(f, off, mr.slice(slot * block, block), g, slot);
+    else
+      c.read(f, off, std::span<std::byte>(buf).subspan(slot * block, block), g, slot);
+  };
+
+  vnfs::client_stats s0 = c.stats();
+  double cpu0 = cpu_now();
+  auto start = clock_type::now();
+  auto deadline = start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
+  std::uint64_t issued = 0, done = 0;
+  for (unsigned s = 0; s < depth && issued < max_reads; ++s, ++issued) issue(s);
+  std::array<vnfs::completion, 64> batch;
+  bool stop = false;
+  while (done < issued) {
+    std::size_t k = g.poll(batch);
+    if (k == 0) {
+      batch[0] = g.wait();
+      k = 1;
+    }
+    for (std::size_t i = 0; i < k; ++i) {
+      const auto& e = batch[i];
+      if (e.status) throw std::runtime_error("read failed: " + e.status.message());
+      if (e.bytes != block) throw std::runtime_error("short read");
+      std::uint64_t first;
+      std::memcpy(&first, buf.data() + e.tag * block, 8);
+      if (first != offset_of[e.tag]) throw std::runtime_error("wrong data at offset " + std::to_string(offset_of[e.tag]));
+      ++done;
+      if (!stop && (issued >= max_reads || (done % 64 == 0 && clock_type::now() >= deadline))) stop = true;
+      if (!stop) {
+        issue(static_cast<unsigned>(e.tag));
+        ++issued;
+      }
+    }
+  }
+  result r;
+  r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  r.cpu_seconds = cpu_now() - cpu0;
+  vnfs::client_stats s1 = c.stats();
+  r.mode = mode;
+  r.depth = depth;
+  r.reads = done;
+  r.compounds = s1.compounds - s0.compounds;
+  r.bytes_direct = s1.payload_bytes_direct - s0.payload_bytes_direct;
+  r.bytes_copied = s1.payload_bytes_copied - s0.payload_bytes_copied;
+  return r;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') o += '\\';
+    o += ch;
+  }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::string depths = "1,8,64", modes = "registered,plain";
+  std::string out = "bench/results/client_io.json";
+  double seconds = 3;
+  std::uint64_t max_reads = 2'000'000;
+  unsigned file_mib = 64, server_threads = 4;
+  po::options_description desc(
+      "Usage: client_io [options]\n\n"
+      "Measures 4 KiB random reads through vnfs::client against vnfsd (started here on\n"
+      "127.0.0.1 as a separate process): IOPS and client CPU seconds per GiB, at several\n"
+      "queue depths, into registered and into plain memory. Writes the results as JSON.\n\nOptions");
+  desc.add_options()("help,h", "print this help")
+      ("depths", po::value(&depths)->default_value(depths), "comma-separated queue depths (1..1024)")
+      ("modes", po::value(&modes)->default_value(modes), "comma-separated: registered, plain")
+      ("seconds", po::value(&seconds)->default_value(seconds), "duration of each run")
+      ("max-reads", po::value(&max_reads)->default_value(max_reads), "upper bound of reads per run")
+      ("file-mib", po::value(&file_mib)->default_value(file_mib), "size of the file read (MiB)")
+      ("server-threads", po::value(&server_threads)->default_value(server_threads), "vnfsd --threads")
+      ("out", po::value(&out)->default_value(out), "JSON output file");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, desc), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (seconds <= 0 || seconds > 600) throw std::runtime_error("--seconds must be in (0, 600]");
+  if (file_mib == 0 || file_mib > 4096) throw std::runtime_error("--file-mib must be 1..4096");
+  if (max_reads == 0) throw std::runtime_error("--max-reads must be positive");
+  const std::size_t file_size = std::size_t(file_mib) << 20;
+
+  vnfs::test::temp_dir dir("vnfs-bench-client-io");
+  std::fprintf(stderr, "writing a %u MiB file ...\n", file_mib);
+  write_file(dir.path() / "bench.dat", file_size);
+  vnfs::test::vnfsd_process server(dir.path(), {"--threads", std::to_string(server_threads)});
+  std::string url = "nfs://" + server.host() + ":" + std::to_string(server.port()) + "/";
+  std::fprintf(stderr, "vnfsd (pid %d) on %s\n", static_cast<int>(server.pid()), url.c_str());
+  vnfs::client c = vnfs::client::connect(url);
+  vnfs::file f = c.open("bench.dat", O_RDONLY);
+
+  std::vector<result> results;
+  for (const auto& m : split(modes, ',')) {
+    if (m != "registered" && m != "plain") throw std::runtime_error("unknown mode '" + m + "'");
+    for (const auto& d : split(depths, ',')) {
+      unsigned depth = static_cast<unsigned>(std::stoul(d));
+      if (depth == 0 || depth > 1024) throw std::runtime_error("depths must be 1..1024");
+      std::fprintf(stderr, "%-10s depth %4u ... ", m.c_str(), depth);
+      result r = measure(c, f, file_size, m, depth, seconds, max_reads);
+      double gib = static_cast<double>(r.reads * block) / double(1u << 30);
+      std::fprintf(stderr, "%9.0f IOPS, %6.2f CPU s/GiB (%llu reads in %.2f s, %llu copied, %llu direct bytes)\n",
+                   r.reads / r.seconds, r.cpu_seconds / gib, static_cast<unsigned long long>(r.reads), r.seconds,
+                   static_cast<unsigned long long>(r.bytes_copied), static_cast<unsigned long long>(r.bytes_direct));
+      results.push_back(r);
+    }
+  }
+  c.close(f);
+  c.close();
+
+  utsname u{};
+  uname(&u);
+  std::filesystem::path outp(out);
+  if (!outp.parent_path().empty()) std::filesystem::create_directories(outp.parent_path());
+  std::ofstream o(out);
+  o << "{\n  \"benchmark\": \"client_io\",\n"
+    << "  \"machine\": {\"cpus\": " << std::thread::hardware_concurrency() << ", \"kernel\": \""
+    << json_escape(u.release) << "\"},\n"
+    << "  \"server\": \"vnfsd\", \"server_threads\": " << server_threads << ", \"block_bytes\": " << block
+    << ", \"file_bytes\": " << file_size << ",\n"
+    << "  \"seconds_per_run\": " << seconds << ", \"max_reads\": " << max_reads << ",\n  \"results\": [\n";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    double gib = static_cast<double>(r.reads * block) / double(1u << 30);
+    o << "    {\"mode\": \"" << r.mode << "\", \"depth\": " << r.depth << ", \"reads\": " << r.reads
+      << ", \"seconds\": " << r.seconds << ", \"iops\": " << r.reads / r.seconds
+      << ", \"cpu_seconds\": " << r.cpu_seconds << ", \"cpu_seconds_per_gib\": " << r.cpu_seconds / gib
+      << ", \"compounds\": " << r.compounds << ", \"payload_bytes_direct\": " << r.bytes_direct
+      << ", \"payload_bytes_copied\": " << r.bytes_copied << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+  }
+  o << "  ]\n}\n";
+  if (!o) throw std::runtime_error("cannot write " + out);
+  std::cerr << "wrote " << out << "\n";
+  return 0;
+} catch (const std::exception& e) {
+  std::cerr << "client_io: " << e.what() << "\n";
+  return 1;
+}
