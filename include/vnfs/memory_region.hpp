@@ -50,7 +50,8 @@ class memory_region {
  public:
   memory_region() = default;
   memory_region(memory_region&&) noexcept = default;
-  memory_region& operator=(memory_region&&) noexcept = default;
+  /// Deregisters the region this one held, then takes `other`'s.
+  memory_region& operator=(memory_region&& other) noexcept;
   ~memory_region();
 
   std::byte* data() const;

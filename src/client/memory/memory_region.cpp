@@ -27,6 +27,14 @@ memory_region::~memory_region() {
   if (reg_) reg_->deregister();
 }
 
+memory_region& memory_region::operator=(memory_region&& other) noexcept {
+  if (this != &other) {
+    if (reg_) reg_->deregister();
+    reg_ = std::move(other.reg_);
+  }
+  return *this;
+}
+
 std::byte* memory_region::data() const { return reg_ ? reg_->data : nullptr; }
 std::size_t memory_region::size() const { return reg_ ? reg_->size : 0; }
 vnfs::access memory_region::access() const { return reg_ ? reg_->access : vnfs::access::read_write; }

@@ -303,6 +303,11 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
 
   void read_direct_trailer(std::uint32_t xid, std::uint32_t len) {
     std::size_t prefix_end = body.size();
+    if (record_left == 0) {  // payload a multiple of 4 bytes: no padding to read
+      std::vector<std::byte> record = std::move(body);
+      on_record(xid, std::move(record), std::make_pair(prefix_end, len));
+      return read_head();
+    }
     body.resize(prefix_end + record_left);
     asio::async_read(sock, asio::buffer(body.data() + prefix_end, record_left),
                      [self = shared_from_this(), g = gen, xid, len, prefix_end](boost::system::error_code ec, std::size_t n) {

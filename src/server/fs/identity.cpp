@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <system_error>
 
@@ -30,23 +31,26 @@ scoped_identity::scoped_identity(uid_t uid, gid_t gid, std::span<const gid_t> gr
   if (n > 0 && ::getgroups(n, prev_groups_.data()) < 0)
     throw std::system_error(errno, std::system_category(), "scoped_identity: getgroups");
 
-  if (thread_setgroups(groups.size(), groups.data()) != 0)
+  // Only what differs is changed: a thread that already acts as the caller (the common case
+  // of one user's requests) makes no credential change, which the kernel makes expensive.
+  groups_changed_ = !std::equal(groups.begin(), groups.end(), prev_groups_.begin(), prev_groups_.end());
+  if (groups_changed_ && thread_setgroups(groups.size(), groups.data()) != 0)
     throw std::system_error(errno, std::system_category(), "scoped_identity: setgroups");
-  ::setfsgid(gid);
-  ::setfsuid(uid);
+  if (gid != prev_gid_) ::setfsgid(gid);
+  if (uid != prev_uid_) ::setfsuid(uid);
   if (current_fsuid() != uid || current_fsgid() != gid) {
-    ::setfsuid(prev_uid_);
-    ::setfsgid(prev_gid_);
-    thread_setgroups(prev_groups_.size(), prev_groups_.data());
+    restore();
     throw std::system_error(EPERM, std::system_category(), "scoped_identity: setfsuid/setfsgid");
   }
 }
 
-scoped_identity::~scoped_identity() {
+void scoped_identity::restore() noexcept {
   ::setfsuid(prev_uid_);
   ::setfsgid(prev_gid_);
-  thread_setgroups(prev_groups_.size(), prev_groups_.data());
+  if (groups_changed_) thread_setgroups(prev_groups_.size(), prev_groups_.data());
 }
+
+scoped_identity::~scoped_identity() { restore(); }
 
 scoped_fs_root::scoped_fs_root() noexcept : prev_uid_(current_fsuid()) {
   if (prev_uid_ != 0) ::setfsuid(0);

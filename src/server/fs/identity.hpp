@@ -30,9 +30,12 @@ class scoped_identity {
   scoped_identity& operator=(const scoped_identity&) = delete;
 
  private:
+  void restore() noexcept;
+
   uid_t prev_uid_;
   gid_t prev_gid_;
   std::vector<gid_t> prev_groups_;
+  bool groups_changed_ = false;
 };
 
 /// Temporarily gives the calling thread the process's root file-system identity (fsuid 0,
