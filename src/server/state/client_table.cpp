@@ -24,7 +24,8 @@ nfs4::EXCHANGE_ID4res client_table::exchange_id(const nfs4::EXCHANGE_ID4args& ar
     return res;
   }
   std::lock_guard lock(mu_);
-  const auto& owner = args.eia_clientowner.co_ownerid;
+  const auto& id_bytes = args.eia_clientowner.co_ownerid;
+  const std::string owner(reinterpret_cast<const char*>(id_bytes.data()), id_bytes.size());
   auto known = by_owner_.find(owner);
   client* c = nullptr;
   if (known != by_owner_.end()) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "server/server_options.hpp"
@@ -48,7 +49,7 @@ class client_table {
  private:
   struct client {
     nfs4::clientid4 id = 0;
-    std::vector<std::byte> ownerid;
+    std::string ownerid;  ///< co_ownerid's bytes
     nfs4::verifier4 verifier{};
     bool confirmed = false;
     bool reclaim_complete = false;
@@ -69,7 +70,7 @@ class client_table {
   std::uint32_t next_client_ = 1;
   std::uint32_t next_session_ = 1;
   std::map<nfs4::clientid4, client> clients_;
-  std::map<std::vector<std::byte>, nfs4::clientid4> by_owner_;
+  std::map<std::string, nfs4::clientid4> by_owner_;
   std::map<nfs4::sessionid4, std::shared_ptr<session>> sessions_;
 };
 
