@@ -140,19 +140,112 @@ class client {
   /// One page of a listing into *out (replacing its contents); see dir_stream.
   void readdir(dir_stream* d, completion_group& g, std::uint64_t tag);
 
+  // ---- Asynchronous, callback form: `done(status, bytes)` runs once on a client thread
+  // (the building block of the other two forms and of the library's own layers).
+  void open(std::string path, int flags, std::uint32_t mode, file* out, detail::done_fn done);
+  void close(const file& f, detail::done_fn done);
+  void read(const file& f, std::uint64_t offset, memory_slice dst, detail::done_fn done);
+  void read(const file& f, std::uint64_t offset, std::span<std::byte> dst, detail::done_fn done);
+  void write(const file& f, std::uint64_t offset, memory_slice src, detail::done_fn done);
+  void write(const file& f, std::uint64_t offset, std::span<const std::byte> src, detail::done_fn done);
+  void fsync(const file& f, detail::done_fn done);
+  void stat(std::string path, file_stat* out, detail::done_fn done);
+  void fstat(const file& f, file_stat* out, detail::done_fn done);
+  void truncate(std::string path, std::uint64_t size, detail::done_fn done);
+  void mkdir(std::string path, std::uint32_t mode, detail::done_fn done);
+  void unlink(std::string path, detail::done_fn done);
+  void rmdir(std::string path, detail::done_fn done);
+  void rename(std::string from, std::string to, detail::done_fn done);
+  void link(std::string existing, std::string new_path, detail::done_fn done);
+  void symlink(std::string target, std::string link_path, detail::done_fn done);
+  void readlink(std::string path, std::string* out, detail::done_fn done);
+  void readdir(dir_stream* d, detail::done_fn done);
+
   // ---- Asynchronous, Asio completion-token form (callback, asio::use_future,
-  // asio::use_awaitable, ...), signature void(std::error_code, std::size_t).
+  // asio::use_awaitable, ...). Reads and writes complete with void(std::error_code, std::size_t),
+  // operations that produce a value with void(std::error_code, T), the others with
+  // void(std::error_code). Boost 1.74's use_future and use_awaitable treat only
+  // boost::system::error_code as an error, so with them the std::error_code comes back as the
+  // first element of a tuple rather than as an exception.
   template <class Token>
   auto async_read(const file& f, std::uint64_t offset, memory_slice dst, Token&& token) {
-    return initiate(std::forward<Token>(token), [this, f, offset, dst](detail::done_fn d) mutable {
-      start_read(f, offset, dst, std::move(d));
+    return initiate_bytes(std::forward<Token>(token), [this, f, offset, dst](detail::done_fn d) mutable {
+      read(f, offset, dst, std::move(d));
     });
   }
   template <class Token>
   auto async_write(const file& f, std::uint64_t offset, memory_slice src, Token&& token) {
-    return initiate(std::forward<Token>(token), [this, f, offset, src](detail::done_fn d) mutable {
-      start_write(f, offset, src, std::move(d));
+    return initiate_bytes(std::forward<Token>(token), [this, f, offset, src](detail::done_fn d) mutable {
+      write(f, offset, src, std::move(d));
     });
+  }
+  template <class Token>
+  auto async_open(std::string path, int flags, std::uint32_t mode, Token&& token) {
+    return initiate_value<file>(std::forward<Token>(token), [this, path, flags, mode](file* out, detail::done_fn d) {
+      open(path, flags, mode, out, std::move(d));
+    });
+  }
+  template <class Token>
+  auto async_close(const file& f, Token&& token) {
+    return initiate_status(std::forward<Token>(token), [this, f](detail::done_fn d) { close(f, std::move(d)); });
+  }
+  template <class Token>
+  auto async_fsync(const file& f, Token&& token) {
+    return initiate_status(std::forward<Token>(token), [this, f](detail::done_fn d) { fsync(f, std::move(d)); });
+  }
+  template <class Token>
+  auto async_stat(std::string path, Token&& token) {
+    return initiate_value<file_stat>(std::forward<Token>(token), [this, path](file_stat* out, detail::done_fn d) {
+      stat(path, out, std::move(d));
+    });
+  }
+  template <class Token>
+  auto async_fstat(const file& f, Token&& token) {
+    return initiate_value<file_stat>(std::forward<Token>(token), [this, f](file_stat* out, detail::done_fn d) {
+      fstat(f, out, std::move(d));
+    });
+  }
+  template <class Token>
+  auto async_truncate(std::string path, std::uint64_t size, Token&& token) {
+    return initiate_status(std::forward<Token>(token),
+                           [this, path, size](detail::done_fn d) { truncate(path, size, std::move(d)); });
+  }
+  template <class Token>
+  auto async_mkdir(std::string path, std::uint32_t mode, Token&& token) {
+    return initiate_status(std::forward<Token>(token), [this, path, mode](detail::done_fn d) { mkdir(path, mode, std::move(d)); });
+  }
+  template <class Token>
+  auto async_unlink(std::string path, Token&& token) {
+    return initiate_status(std::forward<Token>(token), [this, path](detail::done_fn d) { unlink(path, std::move(d)); });
+  }
+  template <class Token>
+  auto async_rmdir(std::string path, Token&& token) {
+    return initiate_status(std::forward<Token>(token), [this, path](detail::done_fn d) { rmdir(path, std::move(d)); });
+  }
+  template <class Token>
+  auto async_rename(std::string from, std::string to, Token&& token) {
+    return initiate_status(std::forward<Token>(token), [this, from, to](detail::done_fn d) { rename(from, to, std::move(d)); });
+  }
+  template <class Token>
+  auto async_link(std::string existing, std::string new_path, Token&& token) {
+    return initiate_status(std::forward<Token>(token),
+                           [this, existing, new_path](detail::done_fn d) { link(existing, new_path, std::move(d)); });
+  }
+  template <class Token>
+  auto async_symlink(std::string target, std::string link_path, Token&& token) {
+    return initiate_status(std::forward<Token>(token),
+                           [this, target, link_path](detail::done_fn d) { symlink(target, link_path, std::move(d)); });
+  }
+  template <class Token>
+  auto async_readlink(std::string path, Token&& token) {
+    return initiate_value<std::string>(std::forward<Token>(token), [this, path](std::string* out, detail::done_fn d) {
+      readlink(path, out, std::move(d));
+    });
+  }
+  /// One page of a listing into d (as readdir with a group); `d` must outlive the operation.
+  template <class Token>
+  auto async_readdir(dir_stream& d, Token&& token) {
+    return initiate_status(std::forward<Token>(token), [this, &d](detail::done_fn done) { readdir(&d, std::move(done)); });
   }
 
   // ---- Synchronous (a wait on the asynchronous form). Throw std::system_error.
@@ -181,23 +274,43 @@ class client {
 
   // ---- For the library's own layers (vectorized API, adapters): the backend behind it.
   detail::backend& backend() const { return *backend_; }
-  void start_read(const file& f, std::uint64_t offset, memory_slice dst, detail::done_fn done);
-  void start_write(const file& f, std::uint64_t offset, memory_slice src, detail::done_fn done);
 
  private:
   explicit client(std::unique_ptr<detail::backend> b);
 
-  template <class Token, class Start>
-  static auto initiate(Token&& token, Start start) {
-    return boost::asio::async_initiate<Token, void(std::error_code, std::size_t)>(
-        [start = std::move(start)](auto handler) mutable {
+  /// Runs `start(done)` and hands the completion to the token's handler through its
+  /// associated executor. The handler's signature is Signature; `complete` calls it with
+  /// the status, the byte count and the result holder.
+  template <class Signature, class Token, class Start, class Complete>
+  static auto initiate(Token&& token, Start start, Complete complete) {
+    return boost::asio::async_initiate<Token, Signature>(
+        [start = std::move(start), complete](auto handler) mutable {
           auto ex = boost::asio::get_associated_executor(handler, boost::asio::system_executor());
           auto h = std::make_shared<decltype(handler)>(std::move(handler));
-          start([h, ex](std::error_code ec, std::size_t n) {
-            boost::asio::post(ex, [h, ec, n]() mutable { std::move (*h)(ec, n); });
+          start([h, ex, complete](std::error_code ec, std::size_t n) {
+            boost::asio::post(ex, [h, ec, n, complete]() mutable { complete(std::move(*h), ec, n); });
           });
         },
         token);
+  }
+  template <class Token, class Start>
+  static auto initiate_bytes(Token&& token, Start start) {
+    return initiate<void(std::error_code, std::size_t)>(
+        std::forward<Token>(token), std::move(start),
+        [](auto&& handler, std::error_code ec, std::size_t n) { std::move(handler)(ec, n); });
+  }
+  template <class Token, class Start>
+  static auto initiate_status(Token&& token, Start start) {
+    return initiate<void(std::error_code)>(std::forward<Token>(token), std::move(start),
+                                           [](auto&& handler, std::error_code ec, std::size_t) { std::move(handler)(ec); });
+  }
+  /// For operations with an out-parameter: the value lives in a holder until the handler runs.
+  template <class T, class Token, class Start>
+  static auto initiate_value(Token&& token, Start start) {
+    auto out = std::make_shared<T>();
+    return initiate<void(std::error_code, T)>(
+        std::forward<Token>(token), [out, start = std::move(start)](detail::done_fn d) mutable { start(out.get(), std::move(d)); },
+        [out](auto&& handler, std::error_code ec, std::size_t) { std::move(handler)(ec, std::move(*out)); });
   }
 
   std::unique_ptr<detail::backend> backend_;

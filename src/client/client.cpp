@@ -303,9 +303,9 @@ memory_region client::register_memory(void* ptr, std::size_t len, access a) {
 
 client_stats client::stats() const { return backend_ ? backend_->stats() : client_stats{}; }
 
-// ---- reads and writes of registered memory (also the Asio token forms)
+// ---- callback form
 
-void client::start_read(const file& f, std::uint64_t offset, memory_slice dst, detail::done_fn done) {
+void client::read(const file& f, std::uint64_t offset, memory_slice dst, detail::done_fn done) {
   detail::backend* b = open_backend(backend_);
   if (!b) return fail(done, errc::closed);
   if (!f || !usable(dst, access::read)) return fail(done, errc::bad_argument);
@@ -314,7 +314,7 @@ void client::start_read(const file& f, std::uint64_t offset, memory_slice dst, d
   b->read(f, offset, std::move(t), std::move(done));
 }
 
-void client::start_write(const file& f, std::uint64_t offset, memory_slice src, detail::done_fn done) {
+void client::write(const file& f, std::uint64_t offset, memory_slice src, detail::done_fn done) {
   detail::backend* b = open_backend(backend_);
   if (!b) return fail(done, errc::closed);
   if (!f || !usable(src, access::write)) return fail(done, errc::bad_argument);
@@ -323,64 +323,99 @@ void client::start_write(const file& f, std::uint64_t offset, memory_slice src, 
   b->write(f, offset, std::move(s), std::move(done));
 }
 
-// ---- group form
+// ---- callback form, continued
+
+void client::open(std::string path, int flags, std::uint32_t mode, file* out, detail::done_fn done) {
+  start_open(open_backend(backend_), path, flags, mode, out, std::move(done));
+}
+void client::close(const file& f, detail::done_fn done) { start_close(open_backend(backend_), f, std::move(done)); }
+void client::read(const file& f, std::uint64_t offset, std::span<std::byte> dst, detail::done_fn done) {
+  start_read_plain(open_backend(backend_), f, offset, dst, std::move(done));
+}
+void client::write(const file& f, std::uint64_t offset, std::span<const std::byte> src, detail::done_fn done) {
+  start_write_plain(open_backend(backend_), f, offset, src, std::move(done));
+}
+void client::fsync(const file& f, detail::done_fn done) { start_fsync(open_backend(backend_), f, std::move(done)); }
+void client::stat(std::string path, file_stat* out, detail::done_fn done) {
+  start_stat(open_backend(backend_), path, out, std::move(done));
+}
+void client::fstat(const file& f, file_stat* out, detail::done_fn done) {
+  start_fstat(open_backend(backend_), f, out, std::move(done));
+}
+void client::truncate(std::string path, std::uint64_t size, detail::done_fn done) {
+  start_truncate(open_backend(backend_), path, size, std::move(done));
+}
+void client::mkdir(std::string path, std::uint32_t mode, detail::done_fn done) {
+  start_mkdir(open_backend(backend_), path, mode, std::move(done));
+}
+void client::unlink(std::string path, detail::done_fn done) { start_unlink(open_backend(backend_), path, std::move(done)); }
+void client::rmdir(std::string path, detail::done_fn done) { start_rmdir(open_backend(backend_), path, std::move(done)); }
+void client::rename(std::string from, std::string to, detail::done_fn done) {
+  start_rename(open_backend(backend_), from, to, std::move(done));
+}
+void client::link(std::string existing, std::string new_path, detail::done_fn done) {
+  start_link(open_backend(backend_), existing, new_path, std::move(done));
+}
+void client::symlink(std::string target, std::string link_path, detail::done_fn done) {
+  start_symlink(open_backend(backend_), target, link_path, std::move(done));
+}
+void client::readlink(std::string path, std::string* out, detail::done_fn done) {
+  start_readlink(open_backend(backend_), path, out, std::move(done));
+}
+void client::readdir(dir_stream* d, detail::done_fn done) { start_readdir(open_backend(backend_), d, std::move(done)); }
+
+// ---- group form: the callback form delivering into a group
 
 void client::open(std::string path, int flags, std::uint32_t mode, file* out, completion_group& g, std::uint64_t tag) {
-  start_open(open_backend(backend_), path, flags, mode, out, detail::to_group(g, tag));
+  open(std::move(path), flags, mode, out, detail::to_group(g, tag));
 }
-void client::close(const file& f, completion_group& g, std::uint64_t tag) {
-  start_close(open_backend(backend_), f, detail::to_group(g, tag));
-}
+void client::close(const file& f, completion_group& g, std::uint64_t tag) { close(f, detail::to_group(g, tag)); }
 void client::read(const file& f, std::uint64_t offset, memory_slice dst, completion_group& g, std::uint64_t tag) {
-  start_read(f, offset, std::move(dst), detail::to_group(g, tag));
+  read(f, offset, std::move(dst), detail::to_group(g, tag));
 }
 void client::read(const file& f, std::uint64_t offset, std::span<std::byte> dst, completion_group& g,
                   std::uint64_t tag) {
-  start_read_plain(open_backend(backend_), f, offset, dst, detail::to_group(g, tag));
+  read(f, offset, dst, detail::to_group(g, tag));
 }
 void client::write(const file& f, std::uint64_t offset, memory_slice src, completion_group& g, std::uint64_t tag) {
-  start_write(f, offset, std::move(src), detail::to_group(g, tag));
+  write(f, offset, std::move(src), detail::to_group(g, tag));
 }
 void client::write(const file& f, std::uint64_t offset, std::span<const std::byte> src, completion_group& g,
                    std::uint64_t tag) {
-  start_write_plain(open_backend(backend_), f, offset, src, detail::to_group(g, tag));
+  write(f, offset, src, detail::to_group(g, tag));
 }
-void client::fsync(const file& f, completion_group& g, std::uint64_t tag) {
-  start_fsync(open_backend(backend_), f, detail::to_group(g, tag));
-}
+void client::fsync(const file& f, completion_group& g, std::uint64_t tag) { fsync(f, detail::to_group(g, tag)); }
 void client::stat(std::string path, file_stat* out, completion_group& g, std::uint64_t tag) {
-  start_stat(open_backend(backend_), path, out, detail::to_group(g, tag));
+  stat(std::move(path), out, detail::to_group(g, tag));
 }
 void client::fstat(const file& f, file_stat* out, completion_group& g, std::uint64_t tag) {
-  start_fstat(open_backend(backend_), f, out, detail::to_group(g, tag));
+  fstat(f, out, detail::to_group(g, tag));
 }
 void client::truncate(std::string path, std::uint64_t size, completion_group& g, std::uint64_t tag) {
-  start_truncate(open_backend(backend_), path, size, detail::to_group(g, tag));
+  truncate(std::move(path), size, detail::to_group(g, tag));
 }
 void client::mkdir(std::string path, std::uint32_t mode, completion_group& g, std::uint64_t tag) {
-  start_mkdir(open_backend(backend_), path, mode, detail::to_group(g, tag));
+  mkdir(std::move(path), mode, detail::to_group(g, tag));
 }
 void client::unlink(std::string path, completion_group& g, std::uint64_t tag) {
-  start_unlink(open_backend(backend_), path, detail::to_group(g, tag));
+  unlink(std::move(path), detail::to_group(g, tag));
 }
 void client::rmdir(std::string path, completion_group& g, std::uint64_t tag) {
-  start_rmdir(open_backend(backend_), path, detail::to_group(g, tag));
+  rmdir(std::move(path), detail::to_group(g, tag));
 }
 void client::rename(std::string from, std::string to, completion_group& g, std::uint64_t tag) {
-  start_rename(open_backend(backend_), from, to, detail::to_group(g, tag));
+  rename(std::move(from), std::move(to), detail::to_group(g, tag));
 }
 void client::link(std::string existing, std::string new_path, completion_group& g, std::uint64_t tag) {
-  start_link(open_backend(backend_), existing, new_path, detail::to_group(g, tag));
+  link(std::move(existing), std::move(new_path), detail::to_group(g, tag));
 }
 void client::symlink(std::string target, std::string link_path, completion_group& g, std::uint64_t tag) {
-  start_symlink(open_backend(backend_), target, link_path, detail::to_group(g, tag));
+  symlink(std::move(target), std::move(link_path), detail::to_group(g, tag));
 }
 void client::readlink(std::string path, std::string* out, completion_group& g, std::uint64_t tag) {
-  start_readlink(open_backend(backend_), path, out, detail::to_group(g, tag));
+  readlink(std::move(path), out, detail::to_group(g, tag));
 }
-void client::readdir(dir_stream* d, completion_group& g, std::uint64_t tag) {
-  start_readdir(open_backend(backend_), d, detail::to_group(g, tag));
-}
+void client::readdir(dir_stream* d, completion_group& g, std::uint64_t tag) { readdir(d, detail::to_group(g, tag)); }
 
 // ---- synchronous form
 
@@ -393,14 +428,14 @@ void client::close(const file& f) {
   run_sync("close", f.path(), [&](done_fn d) { start_close(open_backend(backend_), f, std::move(d)); });
 }
 std::size_t client::pread(const file& f, std::uint64_t offset, memory_slice dst) {
-  return run_sync("read", f.path(), [&](done_fn d) { start_read(f, offset, dst, std::move(d)); });
+  return run_sync("read", f.path(), [&](done_fn d) { read(f, offset, dst, std::move(d)); });
 }
 std::size_t client::pread(const file& f, std::uint64_t offset, std::span<std::byte> dst) {
   return run_sync("read", f.path(),
                   [&](done_fn d) { start_read_plain(open_backend(backend_), f, offset, dst, std::move(d)); });
 }
 std::size_t client::pwrite(const file& f, std::uint64_t offset, memory_slice src) {
-  return run_sync("write", f.path(), [&](done_fn d) { start_write(f, offset, src, std::move(d)); });
+  return run_sync("write", f.path(), [&](done_fn d) { write(f, offset, src, std::move(d)); });
 }
 std::size_t client::pwrite(const file& f, std::uint64_t offset, std::span<const std::byte> src) {
   return run_sync("write", f.path(),

@@ -9,6 +9,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <future>
@@ -246,6 +247,66 @@ TEST_CASE("Asio completion tokens: callback, use_future, use_awaitable", "[clien
     CHECK(c.fstat(f).size == 3 * 4096 + 100);
   }
   c.close(f);
+}
+
+TEST_CASE("Asio tokens for every operation, in one coroutine", "[client][async][asio]") {
+  FOR_TARGETS(target::vnfsd, target::local);
+  client_env env(kind);
+  client& c = env.c();
+  asio::io_context io;
+  std::vector<std::string> steps;
+  std::string link_text;
+  file_stat st{}, fst{};
+  std::vector<std::string> names;
+  // Operations without a value complete with void(std::error_code), which use_awaitable hands
+  // back as the error_code itself; those with one as a (error_code, value) tuple.
+  auto coro = [&]() -> asio::awaitable<void> {
+    auto ok = [&](std::error_code ec, const char* what) {
+      steps.push_back(std::string(what) + (ec ? ": " + ec.message() : ""));
+    };
+    ok(co_await c.async_mkdir("d", 0755, asio::use_awaitable), "mkdir");
+    auto [eo, f] = co_await c.async_open("d/f", O_CREAT | O_RDWR, 0600, asio::use_awaitable);
+    ok(eo, "open");
+    ok(co_await c.async_fsync(f, asio::use_awaitable), "fsync");
+    auto [ef, s1] = co_await c.async_fstat(f, asio::use_awaitable);
+    ok(ef, "fstat");
+    fst = s1;
+    ok(co_await c.async_close(f, asio::use_awaitable), "close");
+    ok(co_await c.async_truncate("d/f", 10, asio::use_awaitable), "truncate");
+    auto [es, s2] = co_await c.async_stat("d/f", asio::use_awaitable);
+    ok(es, "stat");
+    st = s2;
+    ok(co_await c.async_symlink("f", "d/l", asio::use_awaitable), "symlink");
+    auto [er, text] = co_await c.async_readlink("d/l", asio::use_awaitable);
+    ok(er, "readlink");
+    link_text = text;
+    ok(co_await c.async_link("d/f", "d/g", asio::use_awaitable), "link");
+    ok(co_await c.async_rename("d/g", "d/h", asio::use_awaitable), "rename");
+    dir_stream d{"d"};
+    while (!d.eof) {
+      ok(co_await c.async_readdir(d, asio::use_awaitable), "readdir");
+      for (auto& e : d.entries) names.push_back(e.name);
+    }
+    for (const char* n : {"d/f", "d/h", "d/l"}) ok(co_await c.async_unlink(n, asio::use_awaitable), "unlink");
+    ok(co_await c.async_rmdir("d", asio::use_awaitable), "rmdir");
+    auto [missing, none] = co_await c.async_stat("d", asio::use_awaitable);
+    CHECK(missing == std::errc::no_such_file_or_directory);
+  };
+  asio::co_spawn(io, coro(), asio::detached);
+  io.run();
+  std::vector<std::string> expected{"mkdir", "open", "fsync", "fstat", "close", "truncate", "stat",
+                                    "symlink", "readlink", "link", "rename"};
+  REQUIRE(steps.size() >= expected.size());
+  CHECK(std::vector<std::string>(steps.begin(), steps.begin() + expected.size()) == expected);
+  for (const auto& s : steps) CHECK(s.find(':') == std::string::npos);
+  CHECK(fst.type == file_type::regular);
+  CHECK(fst.mode == 0600);
+  CHECK(st.size == 10);
+  CHECK(st.nlink == 1);
+  CHECK(link_text == "f");
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"f", "h", "l"});
+  CHECK(steps.back() == "rmdir");
 }
 
 // ---- registered memory -----------------------------------------------------------------
