@@ -9,7 +9,6 @@
 // by --seconds and --max-reads. Results go to a JSON file; bench/plot_client_io.py draws them.
 #include <fcntl.h>
 #include <sys/resource.h>
-#include <sys/utsname.h>
 
 #include <array>
 #include <chrono>
@@ -25,6 +24,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "bench_util.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/test/temp_dir.hpp"
 #include "vnfs/test/vnfsd_process.hpp"
@@ -43,25 +43,6 @@ struct result {
   double seconds = 0, cpu_seconds = 0;
   std::uint64_t compounds = 0, bytes_direct = 0, bytes_copied = 0;
 };
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, sep);)
-    if (!part.empty()) out.push_back(part);
-  return out;
-}
-
-/// Each 8-byte word of the file holds its own offset: every read can be checked cheaply.
-void write_file(const std::filesystem::path& p, std::size_t size) {
-  std::ofstream f(p, std::ios::binary);
-  std::vector<std::uint64_t> chunk(1 << 17);
-  for (std::size_t off = 0; off < size; off += chunk.size() * 8) {
-    for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = off + i * 8;
-    f.write(reinterpret_cast<const char*>(chunk.data()), static_cast<std::streamsize>(chunk.size() * 8));
-  }
-  if (!f) throw std::runtime_error("cannot write " + p.string());
-}
 
 double cpu_now() {
   rusage u{};
@@ -131,15 +112,6 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
   return r;
 }
 
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') o += '\\';
-    o += ch;
-  }
-  return o;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -175,7 +147,7 @@ int main(int argc, char** argv) try {
 
   vnfs::test::temp_dir dir("vnfs-bench-client-io");
   std::fprintf(stderr, "writing a %u MiB file ...\n", file_mib);
-  write_file(dir.path() / "bench.dat", file_size);
+  vnfs::bench::write_offset_file(dir.path() / "bench.dat", file_size);
   vnfs::test::vnfsd_process server(dir.path(), {"--threads", std::to_string(server_threads)});
   std::string url = "nfs://" + server.host() + ":" + std::to_string(server.port()) + "/";
   std::fprintf(stderr, "vnfsd (pid %d) on %s\n", static_cast<int>(server.pid()), url.c_str());
@@ -183,9 +155,9 @@ int main(int argc, char** argv) try {
   vnfs::file f = c.open("bench.dat", O_RDONLY);
 
   std::vector<result> results;
-  for (const auto& m : split(modes, ',')) {
+  for (const auto& m : vnfs::bench::split_list(modes, ',')) {
     if (m != "registered" && m != "plain") throw std::runtime_error("unknown mode '" + m + "'");
-    for (const auto& d : split(depths, ',')) {
+    for (const auto& d : vnfs::bench::split_list(depths, ',')) {
       unsigned depth = static_cast<unsigned>(std::stoul(d));
       if (depth == 0 || depth > 1024) throw std::runtime_error("depths must be 1..1024");
       std::fprintf(stderr, "%-10s depth %4u ... ", m.c_str(), depth);
@@ -200,15 +172,8 @@ int main(int argc, char** argv) try {
   c.close(f);
   c.close();
 
-  utsname u{};
-  uname(&u);
-  std::filesystem::path outp(out);
-  if (!outp.parent_path().empty()) std::filesystem::create_directories(outp.parent_path());
-  std::ofstream o(out);
-  o << "{\n  \"benchmark\": \"client_io\",\n"
-    << "  \"machine\": {\"cpus\": " << std::thread::hardware_concurrency() << ", \"kernel\": \""
-    << json_escape(u.release) << "\"},\n"
-    << "  \"server\": \"vnfsd\", \"server_threads\": " << server_threads << ", \"block_bytes\": " << block
+  std::ofstream o = vnfs::bench::open_results(out, "client_io");
+  o << "  \"server\": \"vnfsd\", \"server_threads\": " << server_threads << ", \"block_bytes\": " << block
     << ", \"file_bytes\": " << file_size << ",\n"
     << "  \"seconds_per_run\": " << seconds << ", \"max_reads\": " << max_reads << ",\n  \"results\": [\n";
   for (std::size_t i = 0; i < results.size(); ++i) {

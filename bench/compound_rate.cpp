@@ -5,7 +5,6 @@
 // connection), against vnfsd and NFS-Ganesha started on loopback by this program.
 // Every run is bounded by --seconds and by --max-compounds per connection.
 // Results go to a JSON file; bench/plot_compound_rate.py draws them.
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +21,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "bench_util.hpp"
 #include "client/blocking_session.hpp"
 #include "vnfs/nfs4/nfs4.hpp"
 #include "vnfs/test/ganesha_process.hpp"
@@ -50,21 +50,6 @@ struct target {
   std::uint16_t port;
   std::vector<std::string> root_path;
 };
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, sep);)
-    if (!part.empty()) out.push_back(part);
-  return out;
-}
-
-void write_file(const std::filesystem::path& p) {
-  std::ofstream f(p, std::ios::binary);
-  std::vector<char> block(file_size);
-  for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>(i * 7);
-  f.write(block.data(), static_cast<std::streamsize>(block.size()));
-}
 
 nfs_fh4 lookup_fh(const target& t) {
   vnfs::detail::blocking_session s(t.host, t.port, t.root_path);
@@ -126,15 +111,6 @@ result measure(const target& t, const std::string& workload, unsigned connection
   return {t.name, workload, connections, total.load(), elapsed};
 }
 
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    o += c;
-  }
-  return o;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -165,7 +141,7 @@ int main(int argc, char** argv) try {
   if (seconds <= 0 || seconds > 600) throw std::runtime_error("--seconds must be in (0, 600]");
 
   std::vector<result> results;
-  for (const auto& server : split(servers, ',')) {
+  for (const auto& server : bench::split_list(servers, ',')) {
     std::unique_ptr<test::temp_dir> dir;
     std::unique_ptr<test::vnfsd_process> vnfsd;
     std::unique_ptr<test::ganesha_process> ganesha;
@@ -173,22 +149,22 @@ int main(int argc, char** argv) try {
     t.name = server;
     if (server == "vnfsd") {
       dir = std::make_unique<test::temp_dir>("vnfs-bench");
-      write_file(dir->path() / "bench.dat");
+      bench::write_offset_file(dir->path() / "bench.dat", file_size);
       vnfsd = std::make_unique<test::vnfsd_process>(dir->path(), std::vector<std::string>{"--threads", "4"});
       t.host = vnfsd->host();
       t.port = vnfsd->port();
     } else if (server == "ganesha") {
       ganesha = std::make_unique<test::ganesha_process>();
-      write_file(ganesha->export_dir() / "bench.dat");
+      bench::write_offset_file(ganesha->export_dir() / "bench.dat", file_size);
       t.host = ganesha->host();
       t.port = ganesha->port();
-      t.root_path = split(ganesha->pseudo_path(), '/');
+      t.root_path = bench::split_list(ganesha->pseudo_path(), '/');
     } else {
       throw std::runtime_error("unknown server '" + server + "' (vnfsd or ganesha)");
     }
-    for (const auto& w : split(workloads, ',')) {
+    for (const auto& w : bench::split_list(workloads, ',')) {
       if (w != "getattr" && w != "read4k") throw std::runtime_error("unknown workload '" + w + "'");
-      for (const auto& c : split(conns, ',')) {
+      for (const auto& c : bench::split_list(conns, ',')) {
         unsigned n = static_cast<unsigned>(std::stoul(c));
         if (n == 0 || n > 256) throw std::runtime_error("connections must be 1..256");
         std::fprintf(stderr, "%-8s %-8s %3u connection(s) ... ", server.c_str(), w.c_str(), n);
@@ -200,16 +176,8 @@ int main(int argc, char** argv) try {
     }
   }
 
-  utsname u{};
-  uname(&u);
-  std::filesystem::create_directories(std::filesystem::path(out).parent_path().empty()
-                                          ? "."
-                                          : std::filesystem::path(out).parent_path());
-  std::ofstream f(out);
-  f << "{\n  \"benchmark\": \"compound_rate\",\n"
-    << "  \"machine\": {\"cpus\": " << std::thread::hardware_concurrency() << ", \"kernel\": \""
-    << json_escape(u.release) << "\"},\n"
-    << "  \"seconds_per_run\": " << seconds << ",\n  \"results\": [\n";
+  std::ofstream f = bench::open_results(out, "compound_rate");
+  f << "  \"seconds_per_run\": " << seconds << ",\n  \"results\": [\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     f << "    {\"server\": \"" << r.server << "\", \"workload\": \"" << r.workload

@@ -1,0 +1,63 @@
+// Helpers the benchmark programs share: option lists, data files, the JSON result file.
+#pragma once
+
+#include <sys/utsname.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace vnfs::bench {
+
+/// "1,8,64" → {"1", "8", "64"} (empty items dropped).
+inline std::vector<std::string> split_list(const std::string& s, char sep = ',') {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, sep);)
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+/// Writes `size` bytes in which each 8-byte word holds its own offset, so any read of the
+/// file can be checked cheaply.
+inline void write_offset_file(const std::filesystem::path& p, std::size_t size) {
+  std::ofstream f(p, std::ios::binary);
+  std::vector<std::uint64_t> chunk(1 << 17);
+  for (std::size_t off = 0; off < size; off += chunk.size() * 8) {
+    for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = off + i * 8;
+    std::size_t n = std::min(size - off, chunk.size() * 8);
+    f.write(reinterpret_cast<const char*>(chunk.data()), static_cast<std::streamsize>(n));
+  }
+  if (!f) throw std::runtime_error("cannot write " + p.string());
+}
+
+inline std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') o += '\\';
+    o += ch;
+  }
+  return o;
+}
+
+/// Creates the result file (and its folder) and writes its opening: the benchmark's name and
+/// the machine it ran on. The caller continues the JSON object.
+inline std::ofstream open_results(const std::string& path, const std::string& benchmark) {
+  std::filesystem::path p(path);
+  if (!p.parent_path().empty()) std::filesystem::create_directories(p.parent_path());
+  std::ofstream o(p);
+  if (!o) throw std::runtime_error("cannot write " + path);
+  utsname u{};
+  uname(&u);
+  o << "{\n  \"benchmark\": \"" << json_escape(benchmark) << "\",\n"
+    << "  \"machine\": {\"cpus\": " << std::thread::hardware_concurrency() << ", \"kernel\": \""
+    << json_escape(u.release) << "\"},\n";
+  return o;
+}
+
+}  // namespace vnfs::bench
