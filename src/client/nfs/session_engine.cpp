@@ -90,6 +90,11 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   clock_type::time_point lost_at{};
   std::chrono::seconds lease{90};
   std::string owner;
+  std::uint64_t boot_verifier = 0;  // EXCHANGE_ID's co_verifier: this client instance
+  nfs4::channel_attrs4 fore{};      // as CREATE_SESSION granted
+  std::error_code last_error;       // of the lost connection, for what fails after retries
+  std::uint64_t gen = 0;  // counts lost connections; socket handlers carry the one they began on
+  bool reclaiming = false;  // RECLAIM_COMPLETE of a new client ID in flight: others wait
 
   // Receive state.
   std::array<std::byte, 8> head{};  // record mark + xid
@@ -424,8 +429,6 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     last_error = ec;
     reconnect();
   }
-  std::error_code last_error;
-  std::uint64_t gen = 0;  // counts lost connections; socket handlers carry the one they began on
 
   void reconnect() {
     if (clock_type::now() - lost_at > cfg.reconnect_for) return fail_all(last_error);
@@ -549,9 +552,6 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     waiting.push_front(std::move(c));
     pump_front();
   }
-  bool reclaiming = false;
-  nfs4::channel_attrs4 fore{};
-  std::uint64_t boot_verifier = 0;
 
   void session_failed(std::error_code ec, std::promise<void>* ready) {
     recovering = false;
