@@ -60,6 +60,9 @@ class compound_run {
  public:
   compound_run(server_state& state, caller who, std::size_t request_size)
       : state_(state), ctx_(state, std::move(who)), request_size_(request_size) {}
+  /// A COMPOUND that ended by an exception still frees its slot (uncached), so the client
+  /// can go on with the next sequence id.
+  ~compound_run() { finish_slot(nullptr); }
 
   /// Encodes COMPOUND4res into `body` (the cached one for a replay); memory that results
   /// reference is handed over in `keepalive`.
@@ -170,6 +173,7 @@ void compound_run::finish_slot(const xdr::encoder* reply) {
     slot_->has_cached_reply = true;
   }
   slot_->in_progress = false;
+  slot_ = nullptr;
 }
 
 void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::encoder& body,
