@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <limits>
@@ -69,13 +70,10 @@ bool overlapping(int in, std::uint64_t in_off, int out, std::uint64_t out_off, s
 
 }  // namespace
 
-read_result read(const object& file, std::uint64_t offset, std::span<std::byte> buf,
-                 std::error_code& ec) {
+read_result read_at(int fd, std::uint64_t offset, std::span<std::byte> buf, std::error_code& ec) {
   read_result res;
-  unique_fd fd(detail::open_data(file, O_RDONLY, ec));
-  if (!fd) return res;
   while (res.count < buf.size()) {
-    ssize_t r = ::pread(fd.get(), buf.data() + res.count, buf.size() - res.count,
+    ssize_t r = ::pread(fd, buf.data() + res.count, buf.size() - res.count,
                         static_cast<off_t>(offset + res.count));
     if (r < 0) {
       if (errno == EINTR) continue;
@@ -90,22 +88,19 @@ read_result read(const object& file, std::uint64_t offset, std::span<std::byte> 
   }
   if (!res.eof) {
     struct stat st {};
-    if (::fstat(fd.get(), &st) == 0)
-      res.eof = offset + res.count >= static_cast<std::uint64_t>(st.st_size);
+    if (::fstat(fd, &st) == 0) res.eof = offset + res.count >= static_cast<std::uint64_t>(st.st_size);
   }
   ec.clear();
   return res;
 }
 
-std::size_t write(const object& file, std::uint64_t offset, std::span<const std::byte> data,
-                  stability how, std::error_code& ec) {
-  unique_fd fd(detail::open_data(file, O_WRONLY | sync_flags(how), ec));
-  if (!fd) return 0;
-  detail::drop_create_verifier(file);
+std::size_t write_at(int fd, std::int64_t offset, std::span<const std::byte> data, int rwf_flags,
+                     std::error_code& ec) {
   std::size_t done = 0;
   while (done < data.size()) {
-    ssize_t w = ::pwrite(fd.get(), data.data() + done, data.size() - done,
-                         static_cast<off_t>(offset + done));
+    iovec iov{const_cast<std::byte*>(data.data() + done), data.size() - done};
+    const off_t at = offset < 0 ? -1 : static_cast<off_t>(offset + static_cast<std::int64_t>(done));
+    ssize_t w = ::pwritev2(fd, &iov, 1, at, rwf_flags);
     if (w < 0) {
       if (errno == EINTR) continue;
       ec = detail::last_error();
@@ -115,6 +110,21 @@ std::size_t write(const object& file, std::uint64_t offset, std::span<const std:
   }
   ec.clear();
   return done;
+}
+
+read_result read(const object& file, std::uint64_t offset, std::span<std::byte> buf,
+                 std::error_code& ec) {
+  unique_fd fd(detail::open_data(file, O_RDONLY, ec));
+  if (!fd) return {};
+  return read_at(fd.get(), offset, buf, ec);
+}
+
+std::size_t write(const object& file, std::uint64_t offset, std::span<const std::byte> data,
+                  stability how, std::error_code& ec) {
+  unique_fd fd(detail::open_data(file, O_WRONLY | sync_flags(how), ec));
+  if (!fd) return 0;
+  detail::drop_create_verifier(file);
+  return write_at(fd.get(), static_cast<std::int64_t>(offset), data, 0, ec);
 }
 
 append_result append(const object& file, std::span<const std::byte> data, stability how,

@@ -23,6 +23,13 @@ struct read_result {
 };
 
 /// Reads up to buf.size() bytes at `offset` (short only at end of file).
+/// Reads from an already open descriptor (pread loop until `buf` is full or end of file).
+read_result read_at(int fd, std::uint64_t offset, std::span<std::byte> buf, std::error_code& ec);
+/// Writes to an already open descriptor with pwritev2 and `rwf_flags` (RWF_DSYNC, RWF_SYNC,
+/// RWF_APPEND). With offset -1 and RWF_APPEND each call appends atomically.
+std::size_t write_at(int fd, std::int64_t offset, std::span<const std::byte> data, int rwf_flags,
+                     std::error_code& ec);
+
 read_result read(const object& file, std::uint64_t offset, std::span<std::byte> buf,
                  std::error_code& ec);
 

@@ -89,52 +89,6 @@ int rwf_flags(nfs4::stable_how4 s) {
   }
 }
 
-/// pread loop on a cached descriptor; eof as fs::read defines it.
-fs::read_result read_at(int fd, std::uint64_t offset, std::span<std::byte> buf,
-                        std::error_code& ec) {
-  fs::read_result res;
-  while (res.count < buf.size()) {
-    ssize_t r = ::pread(fd, buf.data() + res.count, buf.size() - res.count,
-                        static_cast<off_t>(offset + res.count));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      ec = fs::sys_error(errno);
-      return res;
-    }
-    if (r == 0) {
-      res.eof = true;
-      break;
-    }
-    res.count += static_cast<std::size_t>(r);
-  }
-  if (!res.eof) {
-    struct ::stat st {};
-    if (::fstat(fd, &st) == 0) res.eof = offset + res.count >= static_cast<std::uint64_t>(st.st_size);
-  }
-  ec.clear();
-  return res;
-}
-
-/// pwritev2 loop on a cached descriptor. `offset` -1 with RWF_APPEND appends: each call is
-/// one atomic append, so the loop only continues after a short write.
-std::size_t write_at(int fd, std::int64_t offset, std::span<const std::byte> data, int flags,
-                     std::error_code& ec) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    iovec iov{const_cast<std::byte*>(data.data() + done), data.size() - done};
-    const off_t at = offset < 0 ? -1 : static_cast<off_t>(offset + static_cast<std::int64_t>(done));
-    ssize_t w = ::pwritev2(fd, &iov, 1, at, flags);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      ec = fs::sys_error(errno);
-      return done;
-    }
-    done += static_cast<std::size_t>(w);
-  }
-  ec.clear();
-  return done;
-}
-
 }  // namespace
 
 nfs4::READ4res handle(compound_context& ctx, const nfs4::READ4args& a) {
@@ -156,7 +110,7 @@ nfs4::READ4res handle(compound_context& ctx, const nfs4::READ4args& a) {
   fs::read_result r;
   const std::span<std::byte> span(buf.get(), count);
   if (fd)
-    r = read_at(fd->get(), a.offset, span, ec);
+    r = fs::read_at(fd->get(), a.offset, span, ec);
   else
     r = fs::read(ctx.current.obj, a.offset, span, ec);
   if (ec) {
@@ -185,7 +139,7 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
     // need neither locks nor a GETATTR of the size first.
     if (fd) {
       fs::detail::drop_create_verifier(ctx.current.obj);
-      written = write_at(fd->get(), -1, a.data, RWF_APPEND | rwf_flags(a.stable), ec);
+      written = fs::write_at(fd->get(), -1, a.data, RWF_APPEND | rwf_flags(a.stable), ec);
     } else {
       written = fs::append(ctx.current.obj, a.data, stability_of(a.stable), ec).count;
     }
@@ -196,7 +150,7 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
     }
     if (fd) {
       fs::detail::drop_create_verifier(ctx.current.obj);
-      written = write_at(fd->get(), static_cast<std::int64_t>(a.offset), a.data,
+      written = fs::write_at(fd->get(), static_cast<std::int64_t>(a.offset), a.data,
                          rwf_flags(a.stable), ec);
     } else {
       written = fs::write(ctx.current.obj, a.offset, a.data, stability_of(a.stable), ec);
