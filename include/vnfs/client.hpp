@@ -43,6 +43,12 @@
 #include "vnfs/file.hpp"
 #include "vnfs/file_stat.hpp"
 #include "vnfs/memory_region.hpp"
+#include "vnfs/vattrs.hpp"
+#include "vnfs/vcopy.hpp"
+#include "vnfs/vio.hpp"
+#include "vnfs/vlistdir.hpp"
+#include "vnfs/vnames.hpp"
+#include "vnfs/vresult.hpp"
 
 namespace vnfs {
 
@@ -59,6 +65,12 @@ struct client_options {
   /// After a connection loss, how long to keep reconnecting before failing what is in
   /// flight with the transport error.
   std::chrono::milliseconds reconnect_for{30'000};
+  /// COMPOUND operations asked for at CREATE_SESSION (the server may grant fewer).
+  std::uint32_t max_operations = 1024;
+  /// nfs://: pack the vectorized calls into COMPOUNDs. Off, each item runs as the scalar
+  /// calls (one kernel-client-like round trip pattern each): the baseline they are measured
+  /// against.
+  bool compound_vectors = true;
   /// file://: worker threads making the POSIX calls.
   unsigned local_threads = 4;
 };
@@ -269,6 +281,230 @@ class client {
   dir_stream opendir(std::string path);
   /// The next entry, or nothing at the end (reads the next page when needed).
   std::optional<dir_entry> readdir(dir_stream& d);
+
+  // ---- Vectorized calls (papers/000 Table 1): many file-system operations per call, packed
+  // by the nfs backend into few COMPOUNDs (see client/nfs/compound_planner.hpp): as many
+  // operations per COMPOUND as the session allows, split by the request size, reply size and
+  // operation count negotiated at CREATE_SESSION, with path compression. COMPOUNDs of one
+  // call run concurrently over the session's slots, except that a COMPOUND whose items touch
+  // a path that an item of an earlier COMPOUND of the call modifies (the same path, an
+  // ancestor or a descendant) waits for the earlier ones: so vmkdir, vremove, vrename,
+  // vsymlink, vhardlink, vwrite and vcopy take effect in the caller's order wherever order
+  // can matter, and vread, vgetattrs, vreadlink and vlistdir are fully concurrent.
+  // A call stops at the first failure, as a COMPOUND does: later items are not executed
+  // (vresult::status says which ran). Over file://, and with client_options::compound_vectors
+  // off, each item runs as the scalar calls, one after another, with the same results.
+  //
+  // Four forms each: callback (`done(first error, ok_count)` after *out is written), group
+  // (completion: status = first error, bytes = ok_count), Asio token (void(std::error_code,
+  // vresult)) and synchronous (returns the vresult; does not throw for item failures).
+  // Items, spans and out-parameters must stay valid until the completion.
+  /// Opens every item's path with its own flags and mode; item.result is the open file.
+  void vopen(std::span<vopen_item> items, vresult* out, detail::done_fn done);
+  vresult vopen(std::span<vopen_item> items);
+  void async_vopen(std::span<vopen_item> items, vresult* out, completion_group& g, std::uint64_t tag) {
+    vopen(items, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vopen(std::span<vopen_item> items, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
+      vopen(items, out, std::move(d));
+    });
+  }
+  /// Closes many files (committing unstable writes, as close does).
+  void vclose(std::span<const file> files, vresult* out, detail::done_fn done);
+  vresult vclose(std::span<const file> files);
+  void async_vclose(std::span<const file> files, vresult* out, completion_group& g, std::uint64_t tag) {
+    vclose(files, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vclose(std::span<const file> files, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, files](vresult* out, detail::done_fn d) {
+      vclose(files, out, std::move(d));
+    });
+  }
+  /// Reads every item (see vio); files named by path are opened and closed around their reads.
+  void vread(std::span<vio> ios, vresult* out, detail::done_fn done);
+  vresult vread(std::span<vio> ios);
+  void async_vread(std::span<vio> ios, vresult* out, completion_group& g, std::uint64_t tag) {
+    vread(ios, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vread(std::span<vio> ios, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, ios](vresult* out, detail::done_fn d) {
+      vread(ios, out, std::move(d));
+    });
+  }
+  /// Writes every item (see vio, vio_flags: create, stable, append).
+  void vwrite(std::span<vio> ios, vresult* out, detail::done_fn done);
+  vresult vwrite(std::span<vio> ios);
+  void async_vwrite(std::span<vio> ios, vresult* out, completion_group& g, std::uint64_t tag) {
+    vwrite(ios, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vwrite(std::span<vio> ios, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, ios](vresult* out, detail::done_fn d) {
+      vwrite(ios, out, std::move(d));
+    });
+  }
+  /// Fills each item's stat (and handle) with the attributes its mask names.
+  void vgetattrs(std::span<vattr> items, vresult* out, detail::done_fn done);
+  vresult vgetattrs(std::span<vattr> items);
+  void async_vgetattrs(std::span<vattr> items, vresult* out, completion_group& g, std::uint64_t tag) {
+    vgetattrs(items, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vgetattrs(std::span<vattr> items, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
+      vgetattrs(items, out, std::move(d));
+    });
+  }
+  /// Sets each item's masked attributes, all of one item in one SETATTR.
+  void vsetattrs(std::span<const vattr> items, vresult* out, detail::done_fn done);
+  vresult vsetattrs(std::span<const vattr> items);
+  void async_vsetattrs(std::span<const vattr> items, vresult* out, completion_group& g, std::uint64_t tag) {
+    vsetattrs(items, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vsetattrs(std::span<const vattr> items, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
+      vsetattrs(items, out, std::move(d));
+    });
+  }
+  /// Copies through the client: reads and writes in batches (for many files, few COMPOUNDs).
+  void vcopy(std::span<vcopy_item> items, vresult* out, detail::done_fn done);
+  vresult vcopy(std::span<vcopy_item> items);
+  void async_vcopy(std::span<vcopy_item> items, vresult* out, completion_group& g, std::uint64_t tag) {
+    vcopy(items, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vcopy(std::span<vcopy_item> items, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
+      vcopy(items, out, std::move(d));
+    });
+  }
+  /// Server-side copy (NFSv4.2 COPY); falls back to vcopy when the server answers NFS4ERR_NOTSUPP.
+  void vscopy(std::span<vcopy_item> items, vresult* out, detail::done_fn done);
+  vresult vscopy(std::span<vcopy_item> items);
+  void async_vscopy(std::span<vcopy_item> items, vresult* out, completion_group& g, std::uint64_t tag) {
+    vscopy(items, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vscopy(std::span<vcopy_item> items, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
+      vscopy(items, out, std::move(d));
+    });
+  }
+  /// Creates directories, in order (a parent listed before its children works).
+  void vmkdir(std::span<const vmkdir_item> items, vresult* out, detail::done_fn done);
+  vresult vmkdir(std::span<const vmkdir_item> items);
+  void async_vmkdir(std::span<const vmkdir_item> items, vresult* out, completion_group& g, std::uint64_t tag) {
+    vmkdir(items, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vmkdir(std::span<const vmkdir_item> items, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
+      vmkdir(items, out, std::move(d));
+    });
+  }
+  /// Lists directories (see vlistdir.hpp); status[i] covers dirs[i] and, when recursive, its subtree.
+  void vlistdir(std::span<const std::string> dirs, vlistdir_options options, vresult* out, detail::done_fn done);
+  vresult vlistdir(std::span<const std::string> dirs, vlistdir_options options);
+  void async_vlistdir(std::span<const std::string> dirs, vlistdir_options options, vresult* out, completion_group& g, std::uint64_t tag) {
+    vlistdir(dirs, options, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vlistdir(std::span<const std::string> dirs, vlistdir_options options, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, dirs, options](vresult* out, detail::done_fn d) {
+      vlistdir(dirs, options, out, std::move(d));
+    });
+  }
+  /// Creates symlinks: item.path containing item.target.
+  void vsymlink(std::span<const vlink> items, vresult* out, detail::done_fn done);
+  vresult vsymlink(std::span<const vlink> items);
+  void async_vsymlink(std::span<const vlink> items, vresult* out, completion_group& g, std::uint64_t tag) {
+    vsymlink(items, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vsymlink(std::span<const vlink> items, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
+      vsymlink(items, out, std::move(d));
+    });
+  }
+  /// Reads symlinks: (*targets)[i] is the contents of paths[i] (resized to paths.size()).
+  void vreadlink(std::span<const std::string> paths, std::vector<std::string>* targets, vresult* out, detail::done_fn done);
+  vresult vreadlink(std::span<const std::string> paths, std::vector<std::string>* targets);
+  void async_vreadlink(std::span<const std::string> paths, std::vector<std::string>* targets, vresult* out, completion_group& g, std::uint64_t tag) {
+    vreadlink(paths, targets, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vreadlink(std::span<const std::string> paths, std::vector<std::string>* targets, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, paths, targets](vresult* out, detail::done_fn d) {
+      vreadlink(paths, targets, out, std::move(d));
+    });
+  }
+  /// Creates hard links: item.path as a new name of item.target.
+  void vhardlink(std::span<const vlink> items, vresult* out, detail::done_fn done);
+  vresult vhardlink(std::span<const vlink> items);
+  void async_vhardlink(std::span<const vlink> items, vresult* out, completion_group& g, std::uint64_t tag) {
+    vhardlink(items, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vhardlink(std::span<const vlink> items, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
+      vhardlink(items, out, std::move(d));
+    });
+  }
+  /// Removes files, symlinks and empty directories, in order.
+  void vremove(std::span<const std::string> paths, vresult* out, detail::done_fn done);
+  vresult vremove(std::span<const std::string> paths);
+  void async_vremove(std::span<const std::string> paths, vresult* out, completion_group& g, std::uint64_t tag) {
+    vremove(paths, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vremove(std::span<const std::string> paths, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, paths](vresult* out, detail::done_fn d) {
+      vremove(paths, out, std::move(d));
+    });
+  }
+  /// Renames, in order.
+  void vrename(std::span<const vrename_item> items, vresult* out, detail::done_fn done);
+  vresult vrename(std::span<const vrename_item> items);
+  void async_vrename(std::span<const vrename_item> items, vresult* out, completion_group& g, std::uint64_t tag) {
+    vrename(items, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_vrename(std::span<const vrename_item> items, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
+      vrename(items, out, std::move(d));
+    });
+  }
+  /// Creates `path` and any missing ancestors (like mkdir -p): finds the existing ones with one vgetattrs, creates the rest with one vmkdir. The result has one item per created directory.
+  void ensure_directory(std::string path, std::uint32_t mode, vresult* out, detail::done_fn done);
+  vresult ensure_directory(std::string path, std::uint32_t mode);
+  void async_ensure_directory(std::string path, std::uint32_t mode, vresult* out, completion_group& g, std::uint64_t tag) {
+    ensure_directory(path, mode, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_ensure_directory(std::string path, std::uint32_t mode, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, path, mode](vresult* out, detail::done_fn d) {
+      ensure_directory(path, mode, out, std::move(d));
+    });
+  }
+  /// Removes `path` and everything under it (like rm -r): lists it with vlistdir, then removes with vremove, children first. The result has one item per object removed.
+  void remove_tree(std::string path, vresult* out, detail::done_fn done);
+  vresult remove_tree(std::string path);
+  void async_remove_tree(std::string path, vresult* out, completion_group& g, std::uint64_t tag) {
+    remove_tree(path, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  auto async_remove_tree(std::string path, Token&& token) {
+    return initiate_value<vresult>(std::forward<Token>(token), [this, path](vresult* out, detail::done_fn d) {
+      remove_tree(path, out, std::move(d));
+    });
+  }
+  /// vopen with the same flags and mode for every path (papers/000's vopen_simple).
+  vresult vopen_simple(std::span<const std::string> paths, int flags, std::uint32_t mode, std::vector<file>* files);
 
   client_stats stats() const;
 

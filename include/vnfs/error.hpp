@@ -18,6 +18,7 @@ enum class errc {
   bad_argument,        ///< an argument the operation cannot accept (a slice out of range, ...)
   protocol_error,      ///< the server answered something the protocol does not allow
   session_lost,        ///< the server forgot the session and client ID (it restarted)
+  not_executed,        ///< an item of a vectorized call that did not run (an earlier item failed)
 };
 
 const std::error_category& category() noexcept;

@@ -4,11 +4,17 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "vnfs/client.hpp"
+#include "vnfs/vattrs.hpp"
+#include "vnfs/vcopy.hpp"
+#include "vnfs/vio.hpp"
+#include "vnfs/vnames.hpp"
+#include "vnfs/vresult.hpp"
 
 namespace vnfs::detail {
 
@@ -52,6 +58,9 @@ class backend {
   virtual void stat(const std::string& path, file_stat* out, done_fn done) = 0;
   virtual void fstat(const file& f, file_stat* out, done_fn done) = 0;
   virtual void truncate(const std::string& path, std::uint64_t size, done_fn done) = 0;
+  /// Sets the attributes `mask` names (attr::settable bits) to the values in `values`, in one
+  /// step where the backend can; does not follow a final symlink.
+  virtual void setattr(const std::string& path, unsigned mask, const file_stat& values, done_fn done) = 0;
   virtual void mkdir(const std::string& path, std::uint32_t mode, done_fn done) = 0;
   virtual void unlink(const std::string& path, done_fn done) = 0;
   virtual void rmdir(const std::string& path, done_fn done) = 0;
@@ -61,6 +70,31 @@ class backend {
   virtual void readlink(const std::string& path, std::string* out, done_fn done) = 0;
   /// Appends the entries after d->cookie to d->entries, advances d->cookie, sets d->eof.
   virtual void readdir(dir_stream* d, done_fn done) = 0;
+
+  // ---- Vectorized operations (client/vector/). Items carry normalized paths; `done` gets
+  // out->ok_count as its byte count, after *out (sized to the items) and the items' result
+  // fields are written. The defaults run the scalar calls above one item after another,
+  // stopping at the first failure (vNFS's POSIX fallback: file://, and the scalar baseline);
+  // the nfs backend packs them into COMPOUNDs instead.
+  virtual void vopen(std::span<vopen_item> items, vresult* out, done_fn done);
+  virtual void vclose(std::span<const file> files, vresult* out, done_fn done);
+  virtual void vread(std::span<vio> items, vresult* out, done_fn done);
+  virtual void vwrite(std::span<vio> items, vresult* out, done_fn done);
+  virtual void vgetattrs(std::span<vattr> items, vresult* out, done_fn done);
+  virtual void vsetattrs(std::span<const vattr> items, vresult* out, done_fn done);
+  virtual void vmkdir(std::span<const vmkdir_item> items, vresult* out, done_fn done);
+  virtual void vsymlink(std::span<const vlink> items, vresult* out, done_fn done);
+  virtual void vhardlink(std::span<const vlink> items, vresult* out, done_fn done);
+  /// targets[i] receives the contents of paths[i].
+  virtual void vreadlink(std::span<const std::string> paths, std::string* targets, vresult* out, done_fn done);
+  /// Removes files, symlinks and empty directories.
+  virtual void vremove(std::span<const std::string> paths, vresult* out, done_fn done);
+  virtual void vrename(std::span<const vrename_item> items, vresult* out, done_fn done);
+  /// One page of each listing (as readdir), with the attributes `mask` asks for.
+  virtual void vreaddir(std::span<dir_stream* const> dirs, unsigned mask, vresult* out, done_fn done);
+  /// Server-side copy. The default fails every item with NFS4ERR_NOTSUPP (the caller then
+  /// copies through the client with vread/vwrite).
+  virtual void vscopy(std::span<vcopy_item> items, vresult* out, done_fn done);
 
   /// Ends the session (or stops the workers); in-flight operations complete first or with
   /// errc::closed. Blocks until done. Idempotent.

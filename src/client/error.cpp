@@ -19,6 +19,7 @@ class vnfs_category final : public std::error_category {
       case errc::bad_argument: return "bad argument";
       case errc::protocol_error: return "protocol error";
       case errc::session_lost: return "session lost";
+      case errc::not_executed: return "not executed (an earlier item failed)";
     }
     return "unknown vnfs error " + std::to_string(v);
   }

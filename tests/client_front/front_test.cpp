@@ -92,6 +92,9 @@ class fake_backend final : public vnfs::detail::backend {
   void truncate(const std::string& p, std::uint64_t n, done_fn d) override {
     post("truncate " + p + " " + std::to_string(n), std::move(d));
   }
+  void setattr(const std::string& p, unsigned mask, const vnfs::file_stat&, done_fn d) override {
+    post("setattr " + p + " " + std::to_string(mask), std::move(d));
+  }
   void mkdir(const std::string& p, std::uint32_t mode, done_fn d) override {
     post("mkdir " + p + " " + std::to_string(mode), std::move(d));
   }

@@ -403,6 +403,35 @@ class local_backend final : public backend {
     });
   }
 
+  // Size first, times last (a truncate would change mtime); none follows a final symlink.
+  void setattr(const std::string& path, unsigned mask, const file_stat& v, done_fn done) override {
+    submit(std::move(done), [this, path, mask, v]() -> result {
+      if (mask & ~attr::settable) return {make_error_code(errc::bad_argument), 0};
+      if (mask & attr::size) {
+        std::error_code ec;
+        unique_fd fd = open_beneath(root_.get(), path, O_WRONLY | O_NONBLOCK, ec);
+        if (ec) return {ec, 0};
+        if (::ftruncate(fd.get(), static_cast<off_t>(v.size)) != 0) return {last_error(), 0};
+      }
+      return at_parent(path, [mask, &v](int dirfd, const std::string& name) -> std::error_code {
+        if ((mask & attr::mode) && ::fchmodat(dirfd, name.c_str(), v.mode & 07777, AT_SYMLINK_NOFOLLOW) != 0)
+          return last_error();
+        if (mask & (attr::uid | attr::gid)) {
+          uid_t u = (mask & attr::uid) ? v.uid : static_cast<uid_t>(-1);
+          gid_t g = (mask & attr::gid) ? v.gid : static_cast<gid_t>(-1);
+          if (::fchownat(dirfd, name.c_str(), u, g, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
+        }
+        if (mask & (attr::atime | attr::mtime)) {
+          timespec ts[2] = {v.atime, v.mtime};
+          if (!(mask & attr::atime)) ts[0].tv_nsec = UTIME_OMIT;
+          if (!(mask & attr::mtime)) ts[1].tv_nsec = UTIME_OMIT;
+          if (::utimensat(dirfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
+        }
+        return {};
+      });
+    });
+  }
+
   void mkdir(const std::string& path, std::uint32_t mode, done_fn done) override {
     submit(std::move(done), [this, path, mode]() -> result {
       return at_parent(path, [mode](int dirfd, const std::string& name) -> std::error_code {

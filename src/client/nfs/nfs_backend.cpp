@@ -7,12 +7,12 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <charconv>
 #include <future>
 #include <memory>
 #include <mutex>
 
 #include "client/backends.hpp"
+#include "client/nfs/attr_mapping.hpp"
 #include "client/memory/registration.hpp"
 #include "client/nfs/session_engine.hpp"
 #include "client/path.hpp"
@@ -37,56 +37,6 @@ struct nfs_open_file : open_file {
   bool dirty = false;          // UNSTABLE4 data not yet committed
   verifier4 write_verifier{};  // of the last WRITE
 };
-
-bitmap4 stat_attrs() {
-  bitmap4 b;
-  for (unsigned a : {FATTR4_TYPE, FATTR4_CHANGE, FATTR4_SIZE, FATTR4_FILEID, FATTR4_MODE, FATTR4_NUMLINKS,
-                     FATTR4_OWNER, FATTR4_OWNER_GROUP, FATTR4_SPACE_USED, FATTR4_TIME_ACCESS,
-                     FATTR4_TIME_METADATA, FATTR4_TIME_MODIFY})
-    b.set(a);
-  return b;
-}
-
-std::uint32_t numeric_id(const std::optional<std::string>& s) {
-  std::uint32_t v = 65534;  // not numeric: nobody
-  if (s) std::from_chars(s->data(), s->data() + s->size(), v);
-  return v;
-}
-
-file_type type_of(nfs_ftype4 t) {
-  switch (t) {
-    case nfs_ftype4::NF4REG: return file_type::regular;
-    case nfs_ftype4::NF4DIR: return file_type::directory;
-    case nfs_ftype4::NF4LNK: return file_type::symlink;
-    case nfs_ftype4::NF4BLK: return file_type::block;
-    case nfs_ftype4::NF4CHR: return file_type::character;
-    case nfs_ftype4::NF4FIFO: return file_type::fifo;
-    case nfs_ftype4::NF4SOCK: return file_type::socket;
-    default: return file_type::unknown;
-  }
-}
-
-timespec to_timespec(const std::optional<nfstime4>& t) {
-  return t ? timespec{static_cast<time_t>(t->seconds), static_cast<long>(t->nseconds)} : timespec{};
-}
-
-file_stat to_stat(const fattr4& f) {
-  attributes a = decode_attributes(f);
-  file_stat s;
-  s.type = a.type ? type_of(*a.type) : file_type::unknown;
-  s.mode = a.mode.value_or(0) & 07777;
-  s.nlink = a.numlinks.value_or(0);
-  s.uid = numeric_id(a.owner);
-  s.gid = numeric_id(a.owner_group);
-  s.size = a.size.value_or(0);
-  s.space_used = a.space_used.value_or(0);
-  s.fileid = a.fileid.value_or(0);
-  s.change = a.change.value_or(0);
-  s.atime = to_timespec(a.time_access);
-  s.mtime = to_timespec(a.time_modify);
-  s.ctime = to_timespec(a.time_metadata);
-  return s;
-}
 
 fattr4 mode_attr(std::uint32_t mode) {
   attributes a;
@@ -282,7 +232,7 @@ class nfs_backend final : public backend {
   }
 
   void fstat(const file& f, file_stat* out, done_fn done) override {
-    engine_.submit({PUTFH4args{state(f)->fh}, GETATTR4args{stat_attrs()}},
+    engine_.submit({PUTFH4args{state(f)->fh}, GETATTR4args{stat_request()}},
                    [out, done](std::error_code ec, compound_reply& r) {
                      if ((ec = outcome(ec, r))) return done(ec, 0);
                      *out = to_stat(last_of<GETATTR4res>(r).resok4.obj_attributes);
@@ -305,6 +255,14 @@ class nfs_backend final : public backend {
       attributes a;
       a.size = size;
       submit_status({PUTFH4args{w.fh}, SETATTR4args{stateid4::anonymous(), encode_attributes(a)}}, done);
+    });
+  }
+
+  void setattr(const std::string& path, unsigned mask, const file_stat& values, done_fn done) override {
+    if (mask & ~attr::settable) return done(make_error_code(errc::bad_argument), 0);
+    walk(path, [this, mask, values, done](std::error_code ec, walked& w) {
+      if (ec) return done(ec, 0);
+      submit_status({PUTFH4args{w.fh}, SETATTR4args{stateid4::anonymous(), settable_attrs(mask, values)}}, done);
     });
   }
 
@@ -376,7 +334,7 @@ class nfs_backend final : public backend {
       for (std::size_t i = 0; i < 8; ++i) a.cookieverf[i] = std::byte(d->verifier >> (8 * i));
       a.dircount = 16384;
       a.maxcount = 65536;
-      a.attr_request = stat_attrs();
+      a.attr_request = stat_request();
       engine_.submit({PUTFH4args{w.fh}, a}, [d, done](std::error_code ec2, compound_reply& r) {
         if ((ec2 = outcome(ec2, r))) return done(ec2, 0);
         const auto& ok = last_of<READDIR4res>(r).resok4;
@@ -431,7 +389,7 @@ class nfs_backend final : public backend {
     auto w = std::make_shared<walked>();
     w->fh = root_;
     if (parts->empty()) {
-      engine_.submit({PUTFH4args{root_}, GETATTR4args{stat_attrs()}}, [w, done](std::error_code ec, compound_reply& r) {
+      engine_.submit({PUTFH4args{root_}, GETATTR4args{stat_request()}}, [w, done](std::error_code ec, compound_reply& r) {
         if (!(ec = outcome(ec, r))) w->stat = to_stat(last_of<GETATTR4res>(r).resok4.obj_attributes);
         done(ec, *w);
       });
@@ -442,7 +400,7 @@ class nfs_backend final : public backend {
 
   void walk_step(std::shared_ptr<std::vector<std::string>> parts, std::size_t i, std::shared_ptr<walked> w,
                  walk_done done) {
-    engine_.submit({PUTFH4args{w->fh}, LOOKUP4args{(*parts)[i]}, GETFH4args{}, GETATTR4args{stat_attrs()}},
+    engine_.submit({PUTFH4args{w->fh}, LOOKUP4args{(*parts)[i]}, GETFH4args{}, GETATTR4args{stat_request()}},
                    [this, parts, i, w, done](std::error_code ec, compound_reply& r) {
                      if ((ec = outcome(ec, r))) return done(ec, *w);
                      w->parent = w->fh;
