@@ -3,7 +3,6 @@
 
 #include <cstddef>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "vnfs/file.hpp"
@@ -25,17 +24,23 @@ struct file_handle {
 class vfile {
  public:
   vfile() = default;
-  vfile(std::string path) : v_(std::move(path)) {}
-  vfile(const char* path) : v_(std::string(path)) {}
-  vfile(file f) : v_(std::move(f)) {}
-  vfile(file_handle h) : v_(std::move(h)) {}
+  vfile(std::string path) : kind_(kind::path), path_(std::move(path)) {}
+  vfile(const char* path) : kind_(kind::path), path_(path) {}
+  vfile(file f) : kind_(kind::descriptor), file_(std::move(f)) {}
+  vfile(file_handle h) : kind_(kind::handle), handle_(std::move(h)) {}
 
-  const std::string* path() const { return std::get_if<std::string>(&v_); }
-  const file* descriptor() const { return std::get_if<file>(&v_); }
-  const file_handle* handle() const { return std::get_if<file_handle>(&v_); }
+  const std::string* path() const { return kind_ == kind::path ? &path_ : nullptr; }
+  const file* descriptor() const { return kind_ == kind::descriptor ? &file_ : nullptr; }
+  const file_handle* handle() const { return kind_ == kind::handle ? &handle_ : nullptr; }
 
  private:
-  std::variant<std::string, file, file_handle> v_;
+  // Three members rather than a std::variant: g++ 12 reports false maybe-uninitialized
+  // warnings for vectors of variants holding vectors, which would break -Werror builds of
+  // applications.
+  enum class kind { path, descriptor, handle } kind_ = kind::path;
+  std::string path_;
+  file file_;
+  file_handle handle_;
 };
 
 }  // namespace vnfs

@@ -13,6 +13,8 @@
 
 #include "client/backends.hpp"
 #include "client/nfs/attr_mapping.hpp"
+#include "client/nfs/compound_vectors.hpp"
+#include "client/nfs/nfs_open_file.hpp"
 #include "client/memory/registration.hpp"
 #include "client/nfs/session_engine.hpp"
 #include "client/path.hpp"
@@ -27,16 +29,6 @@ namespace {
 /// Largest READ or WRITE payload in one operation; longer requests are short (as POSIX
 /// allows for pread/pwrite).
 constexpr std::uint32_t max_io = 1u << 20;
-
-struct nfs_open_file : open_file {
-  nfs_fh4 fh;
-  stateid4 stateid;     ///< as OPEN returned it (CLOSE)
-  stateid4 io_stateid;  ///< the same with seqid 0, for READ/WRITE
-  int flags = 0;
-  std::mutex mu;
-  bool dirty = false;          // UNSTABLE4 data not yet committed
-  verifier4 write_verifier{};  // of the last WRITE
-};
 
 fattr4 mode_attr(std::uint32_t mode) {
   attributes a;
@@ -101,6 +93,8 @@ class nfs_backend final : public backend {
     });
     if (auto ec = p.get_future().get()) throw std::system_error(ec, "vnfs: " + u.path);
     owner_ = "vnfs-open-owner-" + std::to_string(::getpid());
+    if (o.compound_vectors)
+      vectors_ = std::make_unique<compound_vectors>(engine_, root_, [this] { return next_open_owner(); });
   }
 
   ~nfs_backend() override { close_all(); }
@@ -118,9 +112,7 @@ class nfs_backend final : public backend {
                        : acc == O_WRONLY ? OPEN4_SHARE_ACCESS_WRITE
                                          : OPEN4_SHARE_ACCESS_BOTH;
       o.share_deny = OPEN4_SHARE_DENY_NONE;
-      // Each open has its own open-owner, so it has its own stateid: closing one handle of
-      // a file leaves the others open (a kernel client shares one owner and counts opens).
-      o.owner = {engine_.client_id(), to_bytes(owner_ + "-" + std::to_string(next_owner_++))};
+      o.owner = next_open_owner();
       o.claim.claim = open_claim_type4::CLAIM_NULL;
       o.claim.file = name;
       bool truncate = (flags & O_TRUNC) && acc != O_RDONLY;
@@ -350,6 +342,51 @@ class nfs_backend final : public backend {
     });
   }
 
+  // ---- vectorized: planned COMPOUNDs, or the scalar defaults when compound_vectors is off
+
+  void vopen(std::span<vopen_item> i, vresult* o, done_fn d) override {
+    vectors_ ? vectors_->vopen(i, o, std::move(d)) : backend::vopen(i, o, std::move(d));
+  }
+  void vclose(std::span<const file> i, vresult* o, done_fn d) override {
+    vectors_ ? vectors_->vclose(i, o, std::move(d)) : backend::vclose(i, o, std::move(d));
+  }
+  void vread(std::span<vio> i, vresult* o, done_fn d) override {
+    vectors_ ? vectors_->vread(i, o, std::move(d)) : backend::vread(i, o, std::move(d));
+  }
+  void vwrite(std::span<vio> i, vresult* o, done_fn d) override {
+    vectors_ ? vectors_->vwrite(i, o, std::move(d)) : backend::vwrite(i, o, std::move(d));
+  }
+  void vgetattrs(std::span<vattr> i, vresult* o, done_fn d) override {
+    vectors_ ? vectors_->vgetattrs(i, o, std::move(d)) : backend::vgetattrs(i, o, std::move(d));
+  }
+  void vsetattrs(std::span<const vattr> i, vresult* o, done_fn d) override {
+    vectors_ ? vectors_->vsetattrs(i, o, std::move(d)) : backend::vsetattrs(i, o, std::move(d));
+  }
+  void vmkdir(std::span<const vmkdir_item> i, vresult* o, done_fn d) override {
+    vectors_ ? vectors_->vmkdir(i, o, std::move(d)) : backend::vmkdir(i, o, std::move(d));
+  }
+  void vsymlink(std::span<const vlink> i, vresult* o, done_fn d) override {
+    vectors_ ? vectors_->vsymlink(i, o, std::move(d)) : backend::vsymlink(i, o, std::move(d));
+  }
+  void vhardlink(std::span<const vlink> i, vresult* o, done_fn d) override {
+    vectors_ ? vectors_->vhardlink(i, o, std::move(d)) : backend::vhardlink(i, o, std::move(d));
+  }
+  void vreadlink(std::span<const std::string> p, std::string* t, vresult* o, done_fn d) override {
+    vectors_ ? vectors_->vreadlink(p, t, o, std::move(d)) : backend::vreadlink(p, t, o, std::move(d));
+  }
+  void vremove(std::span<const std::string> p, vresult* o, done_fn d) override {
+    vectors_ ? vectors_->vremove(p, o, std::move(d)) : backend::vremove(p, o, std::move(d));
+  }
+  void vrename(std::span<const vrename_item> i, vresult* o, done_fn d) override {
+    vectors_ ? vectors_->vrename(i, o, std::move(d)) : backend::vrename(i, o, std::move(d));
+  }
+  void vreaddir(std::span<dir_stream* const> i, unsigned m, vresult* o, done_fn d) override {
+    vectors_ ? vectors_->vreaddir(i, m, o, std::move(d)) : backend::vreaddir(i, m, o, std::move(d));
+  }
+  void vscopy(std::span<vcopy_item> i, vresult* o, done_fn d) override {
+    vectors_ ? vectors_->vscopy(i, o, std::move(d)) : backend::vscopy(i, o, std::move(d));
+  }
+
   void close_all() override {
     regs_->close();
     engine_.close();
@@ -366,6 +403,7 @@ class nfs_backend final : public backend {
     s.gid = o.gid.value_or(::getgid());
     s.gids = o.gids;
     s.slots = o.slots;
+    s.max_operations = o.max_operations;
     s.connect_timeout = o.connect_timeout;
     s.reconnect_for = o.reconnect_for;
     return s;
@@ -376,11 +414,11 @@ class nfs_backend final : public backend {
     return {b, b + s.size()};
   }
 
-  static std::shared_ptr<nfs_open_file> state(const file& f) {
-    auto s = std::dynamic_pointer_cast<nfs_open_file>(f.state());
-    if (!s) throw std::system_error(make_error_code(errc::bad_argument), "vnfs: not a file of this client");
-    return s;
-  }
+  static std::shared_ptr<nfs_open_file> state(const file& f) { return nfs_state(f); }
+
+  /// Each OPEN has its own open-owner, so it has its own stateid: closing one handle of a file
+  /// leaves the others open (a kernel client shares one owner and counts opens).
+  open_owner4 next_open_owner() { return {engine_.client_id(), to_bytes(owner_ + "-" + std::to_string(next_owner_++))}; }
 
   /// Looks up `path` one component per COMPOUND (PUTFH, LOOKUP, GETFH, GETATTR); the root
   /// itself costs one PUTFH, GETATTR.
@@ -445,6 +483,7 @@ class nfs_backend final : public backend {
   nfs_fh4 root_;
   std::string owner_;
   std::atomic<std::uint64_t> next_owner_{0};
+  std::unique_ptr<compound_vectors> vectors_;  ///< null with client_options::compound_vectors off
 };
 
 }  // namespace

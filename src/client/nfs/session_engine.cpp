@@ -33,6 +33,7 @@ struct call {
   std::vector<nfs4::nfs_argop4> ops;  // ops[0] is SEQUENCE when `sequenced`
   compound_done done;
   std::optional<read_placement> read;
+  bool cachethis = false;  // ask the server to cache the reply (calls that must not run twice)
   bool sequenced = true;
   std::uint32_t slot = 0;
   std::uint32_t xid = 0;
@@ -42,6 +43,9 @@ struct call {
 /// Whether running the COMPOUND twice has the effect of running it once. Only the replies
 /// of the others need the server's reply cache: a READ of 1 MiB does not fit in it (the
 /// server answers NFS4ERR_REP_TOO_BIG_TO_CACHE when asked to cache it).
+/// The longest reply accepted (all fragments together): a READ of 4 MiB and its COMPOUND.
+constexpr std::size_t max_reply = 64u << 20;
+
 bool idempotent(const std::vector<nfs4::nfs_argop4>& ops) {
   for (std::size_t i = 1; i < ops.size(); ++i) {
     if (!std::holds_alternative<nfs4::PUTFH4args>(ops[i]) && !std::holds_alternative<nfs4::PUTROOTFH4args>(ops[i]) &&
@@ -91,13 +95,16 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   std::chrono::seconds lease{90};
   std::string owner;
   std::uint64_t boot_verifier = 0;  // EXCHANGE_ID's co_verifier: this client instance
-  nfs4::channel_attrs4 fore{};      // as CREATE_SESSION granted
+  nfs4::channel_attrs4 fore{};      // as CREATE_SESSION granted (written under limits_mu)
+  mutable std::mutex limits_mu;     // fore is read by other threads (limits())
+  std::uint32_t ops_cap = UINT32_MAX;  // operations per COMPOUND the server really takes (limits_mu)
   std::error_code last_error;       // of the lost connection, for what fails after retries
   std::uint64_t gen = 0;  // counts lost connections; socket handlers carry the one they began on
   bool reclaiming = false;  // RECLAIM_COMPLETE of a new client ID in flight: others wait
 
   // Receive state.
   std::array<std::byte, 8> head{};  // record mark + xid
+  std::array<std::byte, 4> next_mark{};  // record mark of a reply's later fragment
   std::vector<std::byte> body;
   std::size_t record_left = 0;      // bytes of the current record after the xid
 
@@ -195,7 +202,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       seq.sa_highest_slotid = usable_slots - 1;
       // Replies to non-idempotent calls may be needed for a retransmission; the others are
       // sent again as new requests (NFS4ERR_RETRY_UNCACHED_REP below).
-      seq.sa_cachethis = !idempotent(c->ops);
+      seq.sa_cachethis = c->cachethis;
       c->ops[0] = seq;
       encode(*c);
       count_write_payload(*c);
@@ -228,11 +235,12 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     std::uint32_t mark = d.get_u32();
     std::uint32_t xid = d.get_u32();
     std::size_t len = mark & ~rpc::last_fragment_bit;
-    if (!(mark & rpc::last_fragment_bit) || len < 4 || len > (64u << 20)) {
-      // Our servers send single-fragment replies; anything else is not worth trusting.
-      return connection_lost(make_error_code(errc::protocol_error));
-    }
+    if (len < 4 || len > max_reply) return connection_lost(make_error_code(errc::protocol_error));
     n_received += 8;
+    if (!(mark & rpc::last_fragment_bit)) {  // a reply in several fragments (NFS-Ganesha sends them)
+      body.assign(head.begin() + 4, head.end());
+      return read_fragment(xid, len - 4, false);
+    }
     record_left = len - 4;
     auto it = inflight.find(xid);
     call* c = it == inflight.end() ? nullptr : it->second.get();
@@ -240,6 +248,36 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       return read_direct_prefix(xid);
     }
     read_body(xid, 0);
+  }
+
+  /// Appends `n` bytes of a fragment to `body`; after the last fragment, the whole record
+  /// is decoded (never received directly: fragments are rare and the prefix may be split).
+  void read_fragment(std::uint32_t xid, std::size_t n, bool last) {
+    const std::size_t at = body.size();
+    if (at + n > max_reply) return connection_lost(make_error_code(errc::protocol_error));
+    body.resize(at + n);
+    asio::async_read(sock, asio::buffer(body.data() + at, n),
+                     [self = shared_from_this(), g = gen, xid, last](boost::system::error_code ec, std::size_t got) {
+                       if (g != self->gen) return;  // of a connection already lost
+                       if (ec) return self->connection_lost(ec);
+                       self->n_received += got;
+                       if (!last) return self->read_fragment_mark(xid);
+                       std::vector<std::byte> record = std::move(self->body);
+                       self->on_record(xid, std::move(record), {});
+                       self->read_head();
+                     });
+  }
+
+  void read_fragment_mark(std::uint32_t xid) {
+    asio::async_read(sock, asio::buffer(next_mark),
+                     [self = shared_from_this(), g = gen, xid](boost::system::error_code ec, std::size_t got) {
+                       if (g != self->gen) return;
+                       if (ec) return self->connection_lost(ec);
+                       self->n_received += got;
+                       xdr::decoder d(self->next_mark);
+                       std::uint32_t mark = d.get_u32();
+                       self->read_fragment(xid, mark & ~rpc::last_fragment_bit, (mark & rpc::last_fragment_bit) != 0);
+                     });
   }
 
   /// Reads the rest of the record into `body` after the first `have` bytes already there.
@@ -375,7 +413,9 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     slot_state& sl = slots[c->slot];
     const nfs4::SEQUENCE4res* seq =
         reply.res.resarray.empty() ? nullptr : std::get_if<nfs4::SEQUENCE4res>(&reply.res.resarray[0]);
-    if (!ec && seq == nullptr) ec = make_error_code(errc::protocol_error);
+    // A COMPOUND refused whole, before its SEQUENCE ran (the slot is unchanged): its status.
+    if (!ec && seq == nullptr)
+      ec = reply.res.status != nfsstat4::NFS4_OK ? std::error_code(reply.res.status) : make_error_code(errc::protocol_error);
     if (!ec && seq->status == nfsstat4::NFS4ERR_DELAY) {
       // The server is still working on this slot: the same request again, a bit later.
       auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(20));
@@ -388,7 +428,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       });
       return;
     }
-    if (!ec && seq->status == nfsstat4::NFS4ERR_RETRY_UNCACHED_REP && idempotent(c->ops)) {
+    if (!ec && seq->status == nfsstat4::NFS4ERR_RETRY_UNCACHED_REP && !c->cachethis) {
       // A retransmission of a call that ran but was not cached: the slot has moved on to
       // this sequence id; run the call again as the slot's next request.
       sl.seqid = std::get<nfs4::SEQUENCE4args>(c->ops[0]).sa_sequenceid;
@@ -516,7 +556,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     nfs4::CREATE_SESSION4args cs;
     cs.csa_clientid = clientid;
     cs.csa_sequence = create_seq;
-    cs.csa_fore_chan_attrs = {0, 4u << 20 | 64u << 10, 4u << 20 | 64u << 10, 1u << 20, 1024, cfg.slots, std::nullopt};
+    cs.csa_fore_chan_attrs = {0, 4u << 20 | 64u << 10, 4u << 20 | 64u << 10, 1u << 20, cfg.max_operations, cfg.slots,
+                              std::nullopt};
     cs.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, std::nullopt};
     cs.csa_cb_program = 0x40000000;
     nfs4::callback_sec_parms4 none;
@@ -528,7 +569,10 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
         ec = res ? std::error_code(res->status) : make_error_code(errc::protocol_error);
       if (ec) return self->session_failed(ec, ready);
       self->sessionid = res->resok4.csr_sessionid;
-      self->fore = res->resok4.csr_fore_chan_attrs;
+      {
+        std::lock_guard lock(self->limits_mu);
+        self->fore = res->resok4.csr_fore_chan_attrs;
+      }
       self->slots.assign(std::max<std::uint32_t>(1, self->fore.ca_maxrequests), slot_state{});
       self->usable_slots = static_cast<std::uint32_t>(self->slots.size());
       self->have_session = true;
@@ -642,7 +686,7 @@ session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::m
 session_engine::~session_engine() { close(); }
 
 void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done done,
-                            std::optional<read_placement> read) {
+                            std::optional<read_placement> read, std::optional<bool> cachethis) {
   std::unique_lock lock(impl_->submit_mu);
   if (impl_->stopped) {  // the I/O thread is gone: complete here, exactly once
     lock.unlock();
@@ -656,6 +700,7 @@ void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done don
   for (auto& op : ops) c->ops.push_back(std::move(op));
   c->done = std::move(done);
   c->read = read;
+  c->cachethis = cachethis.value_or(!idempotent(c->ops));
   asio::post(impl_->io, [self = impl_, c = std::shared_ptr<call>(std::move(c))]() mutable {
     auto owned = std::make_unique<call>(std::move(*c));
     if (self->closing) {
@@ -721,6 +766,18 @@ client_stats session_engine::stats() const {
 }
 
 nfs4::clientid4 session_engine::client_id() const { return impl_->clientid; }
+
+nfs4::channel_attrs4 session_engine::limits() const {
+  std::lock_guard lock(impl_->limits_mu);
+  nfs4::channel_attrs4 l = impl_->fore;
+  l.ca_maxoperations = std::min(l.ca_maxoperations, impl_->ops_cap);
+  return l;
+}
+
+void session_engine::limit_operations(std::uint32_t n) {
+  std::lock_guard lock(impl_->limits_mu);
+  impl_->ops_cap = std::min(impl_->ops_cap, std::max<std::uint32_t>(n, 2));
+}
 
 void session_engine::note_copied(std::size_t n) { impl_->n_copied += n; }
 

@@ -44,6 +44,7 @@ class session_engine {
     std::uint32_t uid = 0, gid = 0;
     std::vector<std::uint32_t> gids;
     std::uint32_t slots = 64;
+    std::uint32_t max_operations = 1024;  ///< asked for at CREATE_SESSION
     std::chrono::milliseconds connect_timeout{10'000};
     std::chrono::milliseconds reconnect_for{30'000};
   };
@@ -57,8 +58,10 @@ class session_engine {
   /// Sends SEQUENCE + ops (minor version 1) when a slot is free. `done` gets the reply,
   /// whatever the NFS status, or a transport/closing error. With `read` set, the COMPOUND
   /// must be SEQUENCE, PUTFH, READ: the READ payload may be received into read->target.
+  /// `cachethis` asks the server to keep the reply for a retransmission (exactly-once); by
+  /// default, unless every operation is one that may simply run again (lookups, reads).
   void submit(std::vector<nfs4::nfs_argop4> ops, compound_done done,
-              std::optional<read_placement> read = std::nullopt);
+              std::optional<read_placement> read = std::nullopt, std::optional<bool> cachethis = std::nullopt);
 
   /// Fails what is queued and in flight with errc::closed, then destroys the session and the
   /// client ID (best effort, bounded by connect_timeout). Idempotent; blocks.
@@ -68,6 +71,12 @@ class session_engine {
   /// Counts payload bytes the backend copied (READ data that did not arrive directly).
   void note_copied(std::size_t n);
   nfs4::clientid4 client_id() const;
+  /// The fore channel the server granted (sizes, operations per COMPOUND, slots), with the
+  /// operation count lowered to what limit_operations() learned.
+  nfs4::channel_attrs4 limits() const;
+  /// Records that the server refuses COMPOUNDs of more than `n` operations although it
+  /// granted more (NFS-Ganesha 4 takes at most 100 whatever CREATE_SESSION said).
+  void limit_operations(std::uint32_t n);
   /// The lease the server grants (from the root's lease_time), for renewal.
   void set_lease(std::chrono::seconds lease);
 

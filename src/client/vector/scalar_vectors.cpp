@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "client/backend.hpp"
+#include "client/vector/attr_mask.hpp"
 #include "client/vector/item_runner.hpp"
 #include "vnfs/nfs4/status.hpp"
 
@@ -113,22 +114,6 @@ void io_item(backend* b, vio& item, bool writing, done_fn done) {
       b, path, flags, item.mode,
       [b, &item, writing](const file& f, done_fn d) { move_data(b, f, item, writing, std::move(d)); },
       std::move(done));
-}
-
-/// Copies the fields `mask` names from `from` into `to`.
-void copy_masked(const file_stat& from, unsigned mask, file_stat& to) {
-  if (mask & attr::type) to.type = from.type;
-  if (mask & attr::mode) to.mode = from.mode;
-  if (mask & attr::nlink) to.nlink = from.nlink;
-  if (mask & attr::uid) to.uid = from.uid;
-  if (mask & attr::gid) to.gid = from.gid;
-  if (mask & attr::size) to.size = from.size;
-  if (mask & attr::space_used) to.space_used = from.space_used;
-  if (mask & attr::fileid) to.fileid = from.fileid;
-  if (mask & attr::change) to.change = from.change;
-  if (mask & attr::atime) to.atime = from.atime;
-  if (mask & attr::mtime) to.mtime = from.mtime;
-  if (mask & attr::ctime) to.ctime = from.ctime;
 }
 
 }  // namespace

@@ -1,0 +1,420 @@
+#include "client/nfs/compound_planner.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <unordered_set>
+
+#include "client/path.hpp"
+#include "client/vector/item_runner.hpp"
+#include "vnfs/xdr/codec.hpp"
+
+namespace vnfs::detail {
+
+using namespace vnfs::nfs4;
+
+namespace {
+
+/// Room for what surrounds the operations: RPC call header with AUTH_SYS credentials,
+/// COMPOUND header and SEQUENCE on the way out; reply header, COMPOUND status and SEQUENCE
+/// result on the way back.
+constexpr std::size_t request_overhead = 512;
+constexpr std::size_t reply_overhead = 256;
+
+std::size_t encoded_size(const nfs_argop4& op) {
+  xdr::encoder e;
+  xdr::encode(e, op);
+  return e.size();
+}
+
+std::size_t depth(std::string_view p) { return split_path(p).size(); }
+
+/// Components `a` and `b` share from the root.
+std::size_t common_depth(std::string_view a, std::string_view b) {
+  auto ca = split_path(a), cb = split_path(b);
+  std::size_t n = 0;
+  while (n < ca.size() && n < cb.size() && ca[n] == cb[n]) ++n;
+  return n;
+}
+
+/// What a filehandle (current or saved) is known to name.
+struct position {
+  enum class kind { unknown, directory, object, handle } k = kind::unknown;
+  std::string path;  ///< directory, object
+  nfs_fh4 fh;        ///< handle
+  bool is_dir(std::string_view p) const { return k == kind::directory && path == p; }
+};
+
+/// One COMPOUND being packed, then sent.
+struct compound {
+  std::vector<planned_item> items;  ///< what it carries (to pack again under a lower limit)
+  std::vector<planned_op> ops;
+  std::size_t request_bytes = request_overhead;
+  std::size_t reply_bytes = reply_overhead;
+  bool needs_cache = false;
+  bool barrier = false;  ///< wait for every earlier COMPOUND first
+  position cur, saved;
+};
+
+/// The packer: walks the items in order, appending navigation and operations.
+class packer {
+ public:
+  packer(const channel_attrs4& limits, const nfs_fh4& root) : limits_(limits), root_(root) {}
+
+  /// Places `item`; false if it does not fit even in an empty COMPOUND (error in `ec`).
+  bool place(planned_item& item, std::error_code& ec) {
+    if (compounds_.empty()) start_compound();
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      compound& c = compounds_.back();
+      compound trial_state;
+      trial_state.cur = c.cur;
+      trial_state.saved = c.saved;
+      std::vector<planned_op> nav;
+      navigate(item, trial_state, nav);
+      std::size_t req = 0, rep = 0, n = nav.size() + item.ops.size();
+      for (const auto& o : nav) req += encoded_size(o.op), rep += o.reply_bytes;
+      for (const auto& o : item.ops) req += encoded_size(o.op), rep += o.reply_bytes;
+      bool cache = c.needs_cache || item.needs_cache;
+      std::size_t rep_limit = cache ? std::min(limits_.ca_maxresponsesize, limits_.ca_maxresponsesize_cached)
+                                    : limits_.ca_maxresponsesize;
+      bool fits = c.ops.size() + n + 1 <= limits_.ca_maxoperations && c.request_bytes + req <= limits_.ca_maxrequestsize &&
+                  c.reply_bytes + rep <= rep_limit;
+      if (!fits) {
+        if (c.ops.empty()) {
+          ec = c.request_bytes + req > limits_.ca_maxrequestsize ? std::error_code(nfsstat4::NFS4ERR_REQ_TOO_BIG)
+               : n + 1 > limits_.ca_maxoperations              ? std::error_code(nfsstat4::NFS4ERR_TOO_MANY_OPS)
+                                                                : std::error_code(nfsstat4::NFS4ERR_REP_TOO_BIG);
+          return false;
+        }
+        start_compound();
+        continue;
+      }
+      std::size_t owner = item.ops.empty() ? 0 : item.ops.front().owner;
+      for (auto& o : nav) o.owner = owner;
+      order(item, c);
+      c.items.push_back(item);
+      for (auto& o : nav) c.ops.push_back(std::move(o));
+      for (auto& o : item.ops) c.ops.push_back(std::move(o));
+      c.request_bytes += req;
+      c.reply_bytes += rep;
+      c.needs_cache = cache;
+      c.cur = trial_state.cur;
+      c.saved = trial_state.saved;
+      after(item, c);
+      return true;
+    }
+    ec = std::error_code(nfsstat4::NFS4ERR_REP_TOO_BIG);
+    return false;
+  }
+
+  std::vector<std::unique_ptr<compound>> take() {
+    if (!compounds_.empty() && compounds_.back().ops.empty()) compounds_.pop_back();
+    std::vector<std::unique_ptr<compound>> out;
+    for (auto& c : compounds_) out.push_back(std::make_unique<compound>(std::move(c)));
+    return out;
+  }
+
+ private:
+  // ---- navigation
+
+  static planned_op op(nfs_argop4 a, std::size_t reply = 32) { return planned_op{std::move(a), 0, reply, {}}; }
+  static planned_op lookup(std::string_view name) { return op(LOOKUP4args{std::string(name)}); }
+
+  /// Makes the current filehandle the directory `dir`, the cheapest way; `use_saved` allows
+  /// RESTOREFH (not while the saved filehandle holds a two-filehandle item's first object).
+  void to_dir(const std::string& dir, compound& s, std::vector<planned_op>& out, bool use_saved) {
+    if (s.cur.is_dir(dir)) return;
+    const std::size_t d = depth(dir);
+    std::size_t best = 1 + d;  // PUTFH of the root, LOOKUP each component
+    int how = 0;
+    if (s.cur.k == position::kind::directory) {
+      std::size_t c = common_depth(s.cur.path, dir);
+      std::size_t cost = (depth(s.cur.path) - c) + (d - c);
+      if (cost < best) best = cost, how = 1;
+    }
+    if (use_saved && s.saved.k == position::kind::directory) {
+      std::size_t c = common_depth(s.saved.path, dir);
+      std::size_t cost = 1 + (depth(s.saved.path) - c) + (d - c);
+      if (cost < best) best = cost, how = 2;
+    }
+    std::string_view from;
+    if (how == 0) {
+      out.push_back(op(PUTFH4args{root_}));
+    } else {
+      if (how == 2) out.push_back(op(RESTOREFH4args{}));
+      from = how == 1 ? std::string_view(s.cur.path) : std::string_view(s.saved.path);
+    }
+    std::size_t c = common_depth(from, dir);
+    for (std::size_t i = depth(from); i > c; --i) out.push_back(op(LOOKUPP4args{}));
+    auto parts = split_path(dir);
+    for (std::size_t i = c; i < parts.size(); ++i) out.push_back(lookup(parts[i]));
+    s.cur = position{position::kind::directory, dir, {}};
+  }
+
+  void navigate(const planned_item& item, compound& s, std::vector<planned_op>& out) {
+    const item_start& st = item.start;
+    switch (st.k) {
+      case item_start::kind::directory:
+        to_dir(st.path, s, out, true);
+        // Returning here after the item leaves the current filehandle on a file: RESTOREFH
+        // (one operation) instead of PUTFH and a LOOKUP per component.
+        if (item.end.k == item_end::kind::elsewhere && !st.path.empty() && !s.saved.is_dir(st.path)) {
+          out.push_back(op(SAVEFH4args{}));
+          s.saved = s.cur;
+        }
+        break;
+      case item_start::kind::handle:
+        if (!(s.cur.k == position::kind::handle && s.cur.fh == st.fh)) {
+          out.push_back(op(PUTFH4args{st.fh}));
+          s.cur = position{position::kind::handle, {}, st.fh};
+        }
+        break;
+      case item_start::kind::two_paths: {
+        const bool have = st.saved_object ? (s.saved.k == position::kind::object && s.saved.path == st.saved_path)
+                                          : s.saved.is_dir(st.saved_path);
+        if (!have) {
+          if (st.saved_object) {
+            auto [dir, name] = split_parent(st.saved_path);
+            to_dir(std::string(dir), s, out, true);
+            out.push_back(lookup(name));
+            s.cur = position{position::kind::object, st.saved_path, {}};
+          } else {
+            to_dir(st.saved_path, s, out, true);
+          }
+          out.push_back(op(SAVEFH4args{}));
+          s.saved = s.cur;
+        }
+        to_dir(st.path, s, out, false);
+        break;
+      }
+      case item_start::kind::two_handles:
+        out.push_back(op(PUTFH4args{st.saved_fh}));
+        out.push_back(op(SAVEFH4args{}));
+        out.push_back(op(PUTFH4args{st.fh}));
+        s.saved = position{position::kind::handle, {}, st.saved_fh};
+        s.cur = position{position::kind::handle, {}, st.fh};
+        break;
+    }
+  }
+
+  /// The filehandles after the item's own operations.
+  static void after(const planned_item& item, compound& c) {
+    switch (item.end.k) {
+      case item_end::kind::unchanged: break;
+      case item_end::kind::directory: c.cur = position{position::kind::directory, item.end.path, {}}; break;
+      case item_end::kind::elsewhere: c.cur = position{}; break;
+    }
+    // A filehandle known by a path at or under one that went away now names something else.
+    for (const auto& g : item.gone)
+      for (position* p : {&c.cur, &c.saved})
+        if ((p->k == position::kind::directory || p->k == position::kind::object) && under(p->path, g)) *p = position{};
+  }
+
+  static bool under(std::string_view x, std::string_view anc) {
+    return anc.empty() || x == anc || (x.size() > anc.size() && x.substr(0, anc.size()) == anc && x[anc.size()] == '/');
+  }
+
+  // ---- ordering between COMPOUNDs
+
+  void start_compound() {
+    for (const auto& t : current_mods_) add_modified(t);
+    current_mods_.clear();
+    compounds_.emplace_back();
+  }
+
+  /// A path related to one an earlier COMPOUND changes: this COMPOUND waits for them all.
+  void order(const planned_item& item, compound& c) {
+    for (const auto& t : item.touches) {
+      if (c.barrier) break;
+      if (modified_ancestors_.count(t)) c.barrier = true;  // t is, or is above, a changed path
+      for (std::string_view a = t; !c.barrier;) {          // t is below a changed path
+        if (modified_.count(std::string(a))) c.barrier = true;
+        if (a.empty()) break;
+        auto slash = a.rfind('/');
+        a = slash == std::string_view::npos ? std::string_view() : a.substr(0, slash);
+      }
+    }
+    if (item.modifies) current_mods_.insert(current_mods_.end(), item.touches.begin(), item.touches.end());
+  }
+
+  void add_modified(const std::string& t) {
+    modified_.insert(t);
+    std::string_view a = t;
+    modified_ancestors_.insert(t);
+    while (!a.empty()) {
+      auto slash = a.rfind('/');
+      a = slash == std::string_view::npos ? std::string_view() : a.substr(0, slash);
+      modified_ancestors_.insert(std::string(a));
+    }
+  }
+
+  channel_attrs4 limits_;
+  nfs_fh4 root_;
+  std::vector<compound> compounds_;
+  std::unordered_set<std::string> modified_, modified_ancestors_;
+  std::vector<std::string> current_mods_;  ///< paths the COMPOUND being filled changes
+};
+
+/// Sends the packed COMPOUNDs and merges their results.
+struct plan_run : std::enable_shared_from_this<plan_run> {
+  session_engine* engine = nullptr;
+  nfs_fh4 root;
+  vresult* out = nullptr;
+  done_fn done;
+  std::vector<std::size_t> planned_ops, ok_ops;  ///< per owner
+  std::vector<bool> failed;
+  std::vector<bool> no_ops;  ///< owners planned with no operations
+
+  std::mutex mu;  // guards what follows
+  std::vector<std::unique_ptr<compound>> compounds;  // in sending order; elements never move
+  std::size_t next = 0, in_flight = 0;
+  bool stopped = false, finished = false;
+
+  void count(const compound& c, int sign) {
+    for (const auto& o : c.ops) planned_ops[o.owner] += sign;
+  }
+
+  void pump() {
+    std::vector<compound*> send;
+    bool finish_now = false;
+    {
+      std::lock_guard lock(mu);
+      while (!stopped && next < compounds.size()) {
+        if (compounds[next]->barrier && in_flight + send.size() > 0) break;
+        send.push_back(compounds[next++].get());
+      }
+      in_flight += send.size();
+      if (in_flight == 0 && (stopped || next == compounds.size()) && !finished) finish_now = finished = true;
+    }
+    for (compound* c : send) submit(c);
+    if (finish_now) finish();
+  }
+
+  void submit(compound* c) {
+    std::vector<nfs_argop4> ops;
+    ops.reserve(c->ops.size());
+    for (auto& o : c->ops) ops.push_back(o.op);  // kept: a refused COMPOUND is packed again
+    engine->submit(
+        std::move(ops), [self = shared_from_this(), c](std::error_code ec, compound_reply& r) { self->on_reply(*c, ec, r); },
+        std::nullopt, c->needs_cache);
+  }
+
+  void on_reply(compound& c, std::error_code ec, compound_reply& r) {
+    auto& res = r.res.resarray;
+    bool stop = false;
+    if (res.empty() && too_many_operations(ec) && c.ops.size() > 1) return repack(c);
+    if (!ec && (res.empty() || status_of(res[0]) != nfsstat4::NFS4_OK))
+      ec = res.empty() ? std::error_code(r.res.status) : std::error_code(status_of(res[0]));
+    if (ec) {
+      if (!c.ops.empty()) fail(c.ops.front().owner, ec);
+      stop = true;
+    } else {
+      for (std::size_t k = 0; k < c.ops.size() && k + 1 < res.size(); ++k) {
+        planned_op& o = c.ops[k];
+        nfsstat4 s = status_of(res[k + 1]);
+        if (s != nfsstat4::NFS4_OK) {
+          fail(o.owner, std::error_code(s));
+          stop = true;
+          break;
+        }
+        std::error_code e = o.on_ok ? o.on_ok(res[k + 1]) : std::error_code();
+        if (e) fail(o.owner, e), stop = true;
+        else ++ok_ops[o.owner];
+      }
+      if (!stop && res.size() < c.ops.size() + 1) {  // a reply that ends early without an error
+        fail(c.ops[res.size() - 1].owner, make_error_code(errc::protocol_error));
+        stop = true;
+      }
+    }
+    {
+      std::lock_guard lock(mu);
+      --in_flight;
+      if (stop) stopped = true;
+    }
+    pump();
+  }
+
+  /// A server that granted more operations than it takes refuses a COMPOUND whole
+  /// (NFS-Ganesha: NFS4ERR_RESOURCE and no results): nothing ran, so its items are packed
+  /// again under half the operations, for this and every later call of the session.
+  static bool too_many_operations(std::error_code ec) {
+    return ec == nfsstat4::NFS4ERR_RESOURCE || ec == nfsstat4::NFS4ERR_TOO_MANY_OPS;
+  }
+
+  void repack(compound& c) {
+    engine->limit_operations(static_cast<std::uint32_t>((c.ops.size() + 1) / 2));
+    packer p(engine->limits(), root);
+    std::error_code ec;
+    for (auto& item : c.items) {
+      if (!p.place(item, ec)) break;
+    }
+    auto again = p.take();
+    {
+      std::lock_guard lock(mu);
+      --in_flight;
+      count(c, -1);
+      if (ec) {
+        stopped = true;
+        if (!c.items.empty() && !c.items.front().ops.empty()) fail(c.items.front().ops.front().owner, ec);
+      }
+      if (!again.empty()) again.front()->barrier = true;  // in the refused one's place
+      for (auto& a : again) count(*a, +1);
+      compounds.insert(compounds.begin() + static_cast<std::ptrdiff_t>(next), std::make_move_iterator(again.begin()),
+                       std::make_move_iterator(again.end()));
+    }
+    pump();
+  }
+
+  void fail(std::size_t owner, std::error_code ec) {
+    if (!failed[owner]) out->status[owner] = ec;
+    failed[owner] = true;
+  }
+
+  void finish() {
+    for (std::size_t o = 0; o < out->status.size(); ++o)
+      if (!failed[o] && (no_ops[o] || (planned_ops[o] > 0 && ok_ops[o] == planned_ops[o]))) out->status[o] = {};
+    finish_result(*out);
+    done(out->error, out->ok_count);
+  }
+};
+
+}  // namespace
+
+std::uint32_t max_transfer(const channel_attrs4& limits, bool reading) {
+  std::size_t room = reading ? limits.ca_maxresponsesize : limits.ca_maxrequestsize;
+  room = room > 4096 ? room - 4096 : 512;  // headers and the OPEN/CLOSE around the transfer
+  std::size_t n = std::min<std::size_t>(room, std::size_t(1) << 20);
+  return static_cast<std::uint32_t>(n >= 8192 ? n & ~std::size_t(4095) : n);
+}
+
+void run_planned(session_engine& engine, const nfs_fh4& root, std::vector<planned_item> items, std::size_t n_owners,
+                 vresult* out, done_fn done) {
+  reset_result(*out, n_owners);
+  auto run = std::make_shared<plan_run>();
+  run->engine = &engine;
+  run->root = root;
+  run->out = out;
+  run->done = std::move(done);
+  run->planned_ops.assign(n_owners, 0);
+  run->ok_ops.assign(n_owners, 0);
+  run->failed.assign(n_owners, false);
+  run->no_ops.assign(n_owners, false);
+  packer p(engine.limits(), root);
+  std::size_t cut = n_owners;  // owners from here on were not planned
+  for (auto& item : items) {
+    if (item.ops.empty()) continue;  // nothing to do (e.g. a listing already at its end)
+    std::error_code ec;
+    if (!p.place(item, ec)) {
+      cut = item.ops.front().owner;
+      run->fail(cut, ec);
+      break;
+    }
+  }
+  run->compounds = p.take();
+  for (const auto& c : run->compounds) run->count(*c, +1);
+  // An owner with no operations needs none: it succeeds with the call, if it was reached.
+  for (std::size_t o = 0; o < cut; ++o) run->no_ops[o] = run->planned_ops[o] == 0;
+  run->pump();
+}
+
+}  // namespace vnfs::detail

@@ -1,0 +1,103 @@
+// vnfs client, nfs backend: the compound planner — turns the items of a vectorized call
+// into few COMPOUNDs (papers/000 §4), sends them and merges the results.
+//
+// Packing. Items are placed in the caller's order, each with the navigation its operations
+// need, as many per COMPOUND as fit: at most the negotiated ca_maxoperations (SEQUENCE
+// included), ca_maxrequestsize (every operation's encoded size is measured, not guessed),
+// and ca_maxresponsesize — or ca_maxresponsesize_cached when the COMPOUND must be cached —
+// against an upper estimate of each operation's reply. No COMPOUND is sent that the session
+// would refuse for its size.
+//
+// Path compression. The planner knows what the current and saved filehandles name as it
+// goes, and reaches each item's starting directory by the cheapest of: staying, LOOKUPP and
+// LOOKUP from the current directory, RESTOREFH (and LOOKUPs) from the saved one, or PUTFH of
+// the root and LOOKUPs. Before an item that leaves the current filehandle on a file, it
+// saves the directory (SAVEFH) when returning to it later is cheaper that way. Two-filehandle
+// items (LINK, RENAME, COPY) put their first object in the saved filehandle themselves.
+//
+// Sending and ordering. COMPOUNDs go out at once (the session's slots bound how many are in
+// flight), except that one whose items touch a path related to one an item of an earlier
+// COMPOUND modified (equal, ancestor or descendant) is held until all earlier COMPOUNDs have
+// completed. After a failure, COMPOUNDs not yet sent are not sent.
+//
+// Results. Every operation counts for one caller item (`owner`); an item succeeded if all
+// its operations (and the navigation placed for it) did; it failed with the status of the
+// first that failed; it was not executed if none of them ran.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/nfs/session_engine.hpp"
+#include "vnfs/client.hpp"
+#include "vnfs/vresult.hpp"
+
+namespace vnfs::detail {
+
+/// One operation of an item.
+struct planned_op {
+  nfs4::nfs_argop4 op;
+  std::size_t owner = 0;         ///< the caller's item it counts for
+  std::size_t reply_bytes = 64;  ///< upper estimate of its result's encoded size
+  /// Runs on the I/O thread with the operation's result when it succeeded; an error it
+  /// returns fails the owner (e.g. a reply longer than the buffer).
+  std::function<std::error_code(nfs4::nfs_resop4&)> on_ok;
+};
+
+/// Where an item's operations start.
+struct item_start {
+  enum class kind {
+    directory,  ///< the current filehandle is the directory `path`
+    handle,     ///< the current filehandle is `fh`
+    two_paths,  ///< saved: `saved_path` (LOOKUP of its last name if `saved_object`); current: directory `path`
+    two_handles ///< saved: `saved_fh`; current: `fh`
+  };
+  kind k = kind::directory;
+  std::string path;
+  nfs4::nfs_fh4 fh;
+  std::string saved_path;
+  bool saved_object = false;
+  nfs4::nfs_fh4 saved_fh;
+};
+
+/// What the current filehandle names after an item's operations.
+struct item_end {
+  enum class kind {
+    unchanged,  ///< still the start (REMOVE, READDIR, SETATTR/GETATTR on the start itself)
+    directory,  ///< the directory `path` (CREATE of a directory)
+    elsewhere   ///< a file or an object the planner does not track
+  };
+  kind k = kind::unchanged;
+  std::string path;
+};
+
+struct planned_item {
+  item_start start;
+  std::vector<planned_op> ops;
+  item_end end;
+  /// Paths the item reads or changes, and whether it changes them (ordering, and forgetting
+  /// filehandles whose paths a RENAME or REMOVE made stale).
+  std::vector<std::string> touches;
+  bool modifies = false;
+  /// Paths whose objects the item removes or moves away: a filehandle the planner knows by
+  /// such a path (or one under it) is stale after it.
+  std::vector<std::string> gone;
+  /// Its COMPOUND must be cached by the server (running it twice differs from once).
+  bool needs_cache = false;
+};
+
+/// Plans `items` and runs them over `engine`. `n_owners` is the size of the caller's
+/// vector; *out gets one status per owner. `done(first error, ok_count)` runs once, on the
+/// I/O thread, after every COMPOUND sent has completed. An item too big for any COMPOUND the
+/// session allows fails with NFS4ERR_REP_TOO_BIG / NFS4ERR_REQ_TOO_BIG without being sent.
+void run_planned(session_engine& engine, const nfs4::nfs_fh4& root, std::vector<planned_item> items,
+                 std::size_t n_owners, vresult* out, done_fn done);
+
+/// Largest READ or WRITE payload one operation moves under the session's limits (at most
+/// 1 MiB, leaving room for the rest of the COMPOUND).
+std::uint32_t max_transfer(const nfs4::channel_attrs4& limits, bool reading);
+
+}  // namespace vnfs::detail
