@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -11,42 +12,45 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "pipe_buffer.hpp"
+
 namespace vnfs::netdelay {
 
 /// Limits of one delay_link.
 struct link_limits {
-  /// Size of each read. Large reads keep the per-byte cost low at high bandwidth.
-  std::size_t read_size = 256 * 1024;
-  /// Reads of fewer bytes are copied into a buffer of their own size, so that many small
-  /// messages in flight do not each hold a read_size buffer.
-  std::size_t small_read = 16 * 1024;
-  /// Upper bound of the bytes held (buffer capacity) waiting for their release time; the
-  /// link stops reading while it is reached. It bounds memory per direction; at bandwidth B
-  /// and delay D it must exceed B × D for the delay not to throttle.
+  /// Capacity asked for each pipe that holds bytes in flight (F_SETPIPE_SZ; the kernel
+  /// may give less, at most /proc/sys/fs/pipe-max-size for unprivileged processes).
+  std::size_t pipe_size = 1024 * 1024;
+  /// Upper bound of the bytes held waiting for their release time; the link stops reading
+  /// while it is reached. It bounds memory per direction; at bandwidth B and delay D it
+  /// must exceed B × D for the delay not to throttle.
   std::size_t max_queued = 64 * 1024 * 1024;
 };
 
-/// Copies the bytes that arrive on `from` to `to`, each chunk D after it was received,
-/// in order, with no other throttling. The end of the stream is delayed like data: D
-/// after `from` reports EOF (and once every byte before it has been written), `to` is
-/// shut down for sending, so a half-close crosses the proxy. Other directions are not
-/// affected by that.
+/// Moves the bytes that arrive on `from` to `to`, each chunk D after it was received, in
+/// order, with no other throttling. Bytes never enter user space: they are spliced from
+/// the socket into a FIFO of kernel pipes (pipe_buffer) and, when due, from there into
+/// the other socket, so the proxy costs no copies at high bandwidth.
 ///
-/// Failure — a read error other than EOF, or a write error — is reported once through
-/// `on_failure`; the owner then closes the connection. `on_done` is called once after a
-/// half-close has been forwarded. Neither is called after close().
+/// The end of the stream is delayed like data: D after `from` reports EOF (and once every
+/// byte before it is written), `to` is shut down for sending, so a half-close crosses the
+/// proxy; the other direction is not affected.
+///
+/// Failure — a read error other than EOF, a write error, no pipe to be had — is reported
+/// once through `on_failure`; the owner then closes the connection. `on_done` is called
+/// once after the half-close has been forwarded. Neither is called after close().
 ///
 /// Not thread-safe: all calls and handlers run on the executor of the sockets, which must
-/// be a single-threaded one (or a strand). The link shares ownership of both sockets, so
-/// they outlive its pending operations; the owner closes them to cancel those.
+/// be single-threaded (or a strand). The link shares ownership of both sockets, so they
+/// outlive its pending operations; the owner closes them to cancel those. The sockets are
+/// switched to non-blocking mode.
 class delay_link : public std::enable_shared_from_this<delay_link> {
  public:
   using clock = std::chrono::steady_clock;
-
   using socket_ptr = std::shared_ptr<boost::asio::ip::tcp::socket>;
 
-  delay_link(socket_ptr from, socket_ptr to, clock::duration delay,
-             link_limits limits, std::function<void()> on_done, std::function<void()> on_failure);
+  delay_link(socket_ptr from, socket_ptr to, clock::duration delay, link_limits limits,
+             std::function<void()> on_done, std::function<void()> on_failure);
 
   /// Starts reading. Call once.
   void start();
@@ -59,17 +63,18 @@ class delay_link : public std::enable_shared_from_this<delay_link> {
   std::uint64_t bytes_forwarded() const noexcept { return forwarded_; }
 
  private:
-  struct chunk {
-    std::vector<char> data;  // size() is the payload; capacity() counts against max_queued
+  /// Bytes received together, released together.
+  struct segment {
+    std::size_t size;
     clock::time_point due;
   };
 
   void read_more();
+  void on_readable();
   void write_more();
+  void on_writable();
   void forward_eof();
   void fail();
-  std::vector<char> take_buffer();
-  void give_back(std::vector<char>&& buffer);
 
   socket_ptr from_;
   socket_ptr to_;
@@ -78,16 +83,14 @@ class delay_link : public std::enable_shared_from_this<delay_link> {
   std::function<void()> on_done_, on_failure_;
   boost::asio::steady_timer timer_;
 
-  std::deque<chunk> queue_;           // received, not yet (completely) written, in order
-  std::size_t queued_ = 0;            // sum of capacities in queue_ and reading_
-  std::vector<char> reading_;         // the buffer of the read in progress
-  std::vector<std::vector<char>> spare_;  // a few read_size buffers for reuse
-  std::size_t writing_count_ = 0;     // chunks at the front of queue_ being written
-  bool reading_active_ = false;
-  bool writing_active_ = false;       // a write or a wait for a due time is pending
-  bool eof_ = false;                  // `from` reported EOF
+  pipe_buffer pipes_;
+  std::deque<segment> segments_;  // in pipes_, in order; the front one may be partly written
+  bool read_waiting_ = false;     // an async_wait for readability is pending
+  bool read_paused_ = false;      // pipes_ is full: reading resumes after a drain
+  bool write_waiting_ = false;    // a wait for writability or for a due time is pending
+  bool eof_ = false;              // `from` reported EOF
   clock::time_point eof_due_{};
-  bool finished_ = false;             // done, failed or closed: no more callbacks
+  bool finished_ = false;         // done, failed or closed: no more callbacks
   std::uint64_t forwarded_ = 0;
 };
 
