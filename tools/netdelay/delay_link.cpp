@@ -20,11 +20,13 @@ constexpr int max_splices_per_turn = 16;
 }  // namespace
 
 delay_link::delay_link(socket_ptr from, socket_ptr to, clock::duration delay, link_limits limits,
-                       std::function<void()> on_done, std::function<void()> on_failure)
+                       std::shared_ptr<wake_lateness> lateness, std::function<void()> on_done,
+                       std::function<void()> on_failure)
     : from_(std::move(from)),
       to_(std::move(to)),
       delay_(delay),
       limits_(limits),
+      lateness_(std::move(lateness)),
       on_done_(std::move(on_done)),
       on_failure_(std::move(on_failure)),
       timer_(from_->get_executor()),
@@ -101,19 +103,16 @@ void delay_link::write_more() {
       if (eof_) forward_eof();
       break;
     }
-    clock::time_point now = clock::now();
-    if (segments_.front().due > now) {
-      write_waiting_ = true;
-      timer_.expires_at(segments_.front().due);
-      timer_.async_wait([self = shared_from_this()](error_code) {
-        self->write_waiting_ = false;
-        self->write_more();
-      });
+    // Released: what is due within the lateness estimate (a timer set for it would fire
+    // at once).
+    clock::time_point release_by = clock::now() + lateness_->estimate();
+    if (segments_.front().due > release_by) {
+      wait_until(segments_.front().due);
       break;
     }
     std::size_t due_bytes = 0;
     for (const segment& s : segments_) {
-      if (s.due > now) break;
+      if (s.due > release_by) break;
       due_bytes += s.size;
     }
     ssize_t m = pipes_.drain(to_->native_handle(), due_bytes);
@@ -158,13 +157,8 @@ void delay_link::write_more() {
 }
 
 void delay_link::forward_eof() {
-  if (eof_due_ > clock::now()) {
-    write_waiting_ = true;
-    timer_.expires_at(eof_due_);
-    timer_.async_wait([self = shared_from_this()](error_code) {
-      self->write_waiting_ = false;
-      self->write_more();
-    });
+  if (eof_due_ > clock::now() + lateness_->estimate()) {
+    wait_until(eof_due_);
     return;
   }
   finished_ = true;
@@ -173,6 +167,18 @@ void delay_link::forward_eof() {
   auto done = std::move(on_done_);  // the callback may close() this link
   on_failure_ = nullptr;
   if (done) done();
+}
+
+void delay_link::wait_until(clock::time_point due) {
+  write_waiting_ = true;
+  clock::time_point expiry = lateness_->timer_for(due);
+  timer_.expires_at(expiry);
+  timer_.async_wait([self = shared_from_this(), expiry](error_code ec) {
+    self->write_waiting_ = false;
+    if (ec) return;  // cancelled: the link is finished
+    self->lateness_->observe(expiry, clock::now());
+    self->write_more();
+  });
 }
 
 void delay_link::fail() {

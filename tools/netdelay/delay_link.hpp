@@ -13,6 +13,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "pipe_buffer.hpp"
+#include "wake_lateness.hpp"
 
 namespace vnfs::netdelay {
 
@@ -28,7 +29,9 @@ struct link_limits {
 };
 
 /// Moves the bytes that arrive on `from` to `to`, each chunk D after it was received, in
-/// order, with no other throttling. Bytes never enter user space: they are spliced from
+/// order, with no other throttling. "D after" holds on average: timers are set early by
+/// the recent mean lateness of the host's timer wake-ups (wake_lateness), so a single
+/// release may come up to that much (at most 200 us) early or late. Bytes never enter user space: they are spliced from
 /// the socket into a FIFO of kernel pipes (pipe_buffer) and, when due, from there into
 /// the other socket, so the proxy costs no copies at high bandwidth.
 ///
@@ -49,8 +52,11 @@ class delay_link : public std::enable_shared_from_this<delay_link> {
   using clock = std::chrono::steady_clock;
   using socket_ptr = std::shared_ptr<boost::asio::ip::tcp::socket>;
 
+  /// `lateness` (shared by the links of one event loop, and outliving them) sets timers
+  /// early by the host's usual wake-up lateness; see wake_lateness.
   delay_link(socket_ptr from, socket_ptr to, clock::duration delay, link_limits limits,
-             std::function<void()> on_done, std::function<void()> on_failure);
+             std::shared_ptr<wake_lateness> lateness, std::function<void()> on_done,
+             std::function<void()> on_failure);
 
   /// Starts reading. Call once.
   void start();
@@ -74,12 +80,14 @@ class delay_link : public std::enable_shared_from_this<delay_link> {
   void write_more();
   void on_writable();
   void forward_eof();
+  void wait_until(clock::time_point due);
   void fail();
 
   socket_ptr from_;
   socket_ptr to_;
   clock::duration delay_;
   link_limits limits_;
+  std::shared_ptr<wake_lateness> lateness_;
   std::function<void()> on_done_, on_failure_;
   boost::asio::steady_timer timer_;
 

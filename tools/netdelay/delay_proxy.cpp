@@ -59,8 +59,8 @@ class delay_proxy::connection : public std::enable_shared_from_this<connection> 
     };
     auto failed = [self = shared_from_this()] { self->close(/*reset=*/true); };
     const auto& o = proxy_.opts_;
-    up_ = std::make_shared<delay_link>(client_, server_, o.delay, o.limits, done, failed);
-    down_ = std::make_shared<delay_link>(server_, client_, o.delay, o.limits, done, failed);
+    up_ = std::make_shared<delay_link>(client_, server_, o.delay, o.limits, proxy_.lateness_, done, failed);
+    down_ = std::make_shared<delay_link>(server_, client_, o.delay, o.limits, proxy_.lateness_, done, failed);
     up_->start();
     down_->start();
   }

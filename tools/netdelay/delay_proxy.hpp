@@ -61,6 +61,7 @@ class delay_proxy {
   options opts_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer accept_retry_;
+  std::shared_ptr<wake_lateness> lateness_ = std::make_shared<wake_lateness>();  // one loop, one estimate
   std::unordered_map<connection*, std::shared_ptr<connection>> connections_;  // open ones
   std::uint64_t accepted_ = 0;
   bool stopped_ = false;
