@@ -16,4 +16,4 @@ cmake --build --preset default -j2 --target client_io vnfsd && build/default/ben
 cmake --build --preset default -j2 --target netdelay_rtt vnfs-netdelay && build/default/bench/netdelay_rtt --throughput-delays 0,2.6 --out bench/results/netdelay_rtt.json && /usr/bin/python3 bench/plot_netdelay_rtt.py bench/results/netdelay_rtt.json bench/results/netdelay_rtt.png
 # The libnfs baseline (NFSv3, synchronous API) against NFS-Ganesha in a private network
 # namespace with rpcbind: directly, and through vnfs-netdelay at D = 0, 0.1, 0.6, 2.6 ms.
-cmake --build --preset default -j2 --target libnfs_baseline vnfs-netdelay && bash bench/baseline_netns.sh --files 100 --repeat 3 --out-dir bench/results
+cmake --build --preset default -j2 --target libnfs_baseline vnfs-netdelay && bash bench/baseline_netns.sh --files 100 --repeat 3 --out-dir bench/results && /usr/bin/python3 bench/summarize_libnfs_baseline.py bench/results
