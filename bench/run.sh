@@ -11,3 +11,9 @@ build/default/bench/compound_rate --out bench/results/compound_rate.json "$@"
 /usr/bin/python3 bench/plot_compound_rate.py bench/results/compound_rate.json bench/results/compound_rate.png
 # vnfs::client 4 KiB reads (registered vs plain memory, queue depth 1/8/64) against vnfsd.
 cmake --build --preset default -j2 --target client_io vnfsd && build/default/bench/client_io --out bench/results/client_io.json && /usr/bin/python3 bench/plot_client_io.py bench/results/client_io.json bench/results/client_io.png
+# vnfs-netdelay, the latency emulator: the RTT it adds at D = 0, 0.1, 0.6, 2.6 ms (goal 2 x D)
+# and its throughput on one connection at D = 0 and 2.6 ms.
+cmake --build --preset default -j2 --target netdelay_rtt vnfs-netdelay && build/default/bench/netdelay_rtt --throughput-delays 0,2.6 --out bench/results/netdelay_rtt.json && /usr/bin/python3 bench/plot_netdelay_rtt.py bench/results/netdelay_rtt.json bench/results/netdelay_rtt.png
+# The libnfs baseline (NFSv3, synchronous API) against NFS-Ganesha in a private network
+# namespace with rpcbind: directly, and through vnfs-netdelay at D = 0, 0.1, 0.6, 2.6 ms.
+cmake --build --preset default -j2 --target libnfs_baseline vnfs-netdelay && bash bench/baseline_netns.sh --files 100 --repeat 3 --out-dir bench/results && /usr/bin/python3 bench/summarize_libnfs_baseline.py bench/results

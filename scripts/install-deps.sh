@@ -19,6 +19,9 @@ PACKAGES=(
   curl                          # the HTTP example is fetched with it
   # benchmark plots
   python3 python3-matplotlib
+  # the libnfs baseline (bench/libnfs_baseline, bench/baseline_netns.sh): libnfs, and rpcbind
+  # for NFSv3 in a private network namespace (util-linux gives unshare)
+  libnfs-dev rpcbind util-linux
   # apt over https mirrors
   ca-certificates
 )
