@@ -109,7 +109,7 @@ void run_ls(command_context& ctx, const arguments& a) {
     return;
   }
   for (auto& n : list_tree(c, loc.path, loc.text, mask, p.recursive)) {
-    if (!a.has('a') && !n.entry.name.empty() && n.entry.name[0] == '.') continue;
+    if (!a.has('A') && !n.entry.name.empty() && n.entry.name[0] == '.') continue;
     p.by_dir[n.dir].push_back({n.entry.name, n.entry.stat, {}});
   }
   if (p.long_format) {

@@ -13,16 +13,16 @@ constexpr std::size_t many = std::numeric_limits<std::size_t>::max();
 
 const std::vector<command>& command_table() {
   static const std::vector<command> table = {
-      {"ls", "[-l] [-R] [-a] LOCATION", "list a directory, or show one object",
+      {"ls", "[-l] [-R] [-A] LOCATION", "list a directory, or show one object",
        "Lists the entries of the directory LOCATION, one per line, sorted by name byte by byte\n"
        "(as LC_ALL=C ls). A LOCATION that is not a directory is shown itself. Names starting\n"
-       "with '.' are left out unless -a is given. Symlinks are not followed.\n"
+       "with '.' are left out unless -A is given. Symlinks are not followed.\n"
        "\n"
        "  -l   long format, as GNU ls -l: mode, links, owner, group, size, modification\n"
        "       time, name, '-> TARGET' for symlinks; 'total N' (1024-byte blocks) first\n"
        "  -R   list subdirectories recursively, each under a 'DIR:' header\n"
-       "  -a   include names starting with '.'\n",
-       "lRa", 1, 1, run_ls},
+       "  -A   include names starting with '.' (but not . and ..)\n",
+       "lRA", 1, 1, run_ls},
       {"stat", "LOCATION...", "show the attributes of objects",
        "Prints, for each LOCATION (not following a symlink), its type, size, blocks\n"
        "(512 bytes), mode, links, owner, group, inode number and times, one per line.\n",

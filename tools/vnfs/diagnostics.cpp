@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "progress.hpp"
+#include "vnfs/error.hpp"
 
 namespace vnfs::cli {
 
@@ -12,6 +13,7 @@ bool any_failure = false;
 }
 
 std::string reason(std::error_code ec) {
+  if (ec.category() == vnfs::category()) return ec.message();  // the library's own conditions
   std::error_condition c = ec.default_error_condition();
   if (c.category() == std::generic_category()) return std::generic_category().message(c.value());
   return ec.message();

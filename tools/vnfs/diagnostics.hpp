@@ -29,7 +29,7 @@ class command_error : public std::runtime_error {
 
 /// The reason part of a message: strerror's text when the error has a POSIX equivalent
 /// (NFS4ERR_NOENT reads "No such file or directory", as for a local file), else the
-/// category's own message.
+/// category's own message (also for the library's own errors: "unsupported URL").
 std::string reason(std::error_code ec);
 
 /// "what 'path': reason", e.g. failure("cannot stat", "x", ec).
