@@ -119,7 +119,8 @@ void run_ls(command_context& ctx, const arguments& a) {
       for (auto& i : items)
         if (i.stat.type == file_type::symlink) {
           paths.push_back(join_path(dir, i.name));
-          display.push_back(paths.back());
+          location shown = dir == loc.path ? loc : loc.child(dir.substr(loc.path.empty() ? 0 : loc.path.size() + 1));
+          display.push_back(shown.child(i.name).text);
           links.push_back(&i);
         }
     if (!links.empty()) read_links(c, paths, display, links);
