@@ -129,6 +129,13 @@ TEST_CASE("vnfs reports servers it cannot reach with exit code 1") {
             "vnfs: cannot connect to 'nfs://127.0.0.1:" + std::to_string(port) + "/': Connection refused\n", 1);
   CHECK_RUN(vnfs_cli({"ls", "nfs+rdma://127.0.0.1:1/x"}), "",
             "vnfs: cannot connect to 'nfs+rdma://127.0.0.1:1/': unsupported URL\n", 1);
+  // Commands with many operands go on with the next one.
+  write_file(dir / "f", "abc");
+  run_result r = vnfs_cli({"cat", u, (dir / "f").string()});
+  CHECK_RUN(r, "abc", "vnfs: cannot connect to 'nfs://127.0.0.1:" + std::to_string(port) + "/': Connection refused\n", 1);
+  r = vnfs_cli({"stat", u, (dir / "f").string()});
+  CHECK(r.code == 1);
+  CHECK(r.out.rfind("  File: " + (dir / "f").string() + "\n  Type: regular file\n  Size: 3\n", 0) == 0);
 }
 
 TEST_CASE("vnfs ls -l, -lR and -la print what GNU ls prints (local paths and file://)") {
@@ -402,6 +409,10 @@ TEST_CASE("vnfs rm removes files and, with -r, trees") {
   CHECK_RUN(vnfs_cli({"rm", "-rf", url(server, "")}), "",
             "vnfs: refusing to remove '" + url(server, "") + "': it is the root of its file system\n", 1);
   fs::create_directory(exp / "keep");
+  // Every operand is parsed before anything is removed.
+  CHECK_RUN(vnfs_cli({"rm", "-r", url(server, "keep"), "ftp://x/y"}), "",
+            "vnfs: bad location 'ftp://x/y': unknown scheme 'ftp' (nfs, nfs+rdma, file)\nTry 'vnfs rm --help'.\n", 2);
+  CHECK(fs::exists(exp / "keep"));
   CHECK_RUN(vnfs_cli({"rm", "-r", url(server, "keep/..")}), "",
             "vnfs: bad location '" + url(server, "keep/..") + "': '..' in a server path\nTry 'vnfs rm --help'.\n", 2);
   CHECK(fs::exists(exp / "keep"));

@@ -67,6 +67,17 @@ struct ls_printer {
   }
 };
 
+/// The client of a location, or nullptr after reporting why it cannot be had (so that a
+/// command with many operands goes on with the next).
+vnfs::client* connect_or_report(command_context& ctx, const location& l) {
+  try {
+    return &ctx.pool.at(l);
+  } catch (const command_error& e) {
+    report(e.what());
+    return nullptr;
+  }
+}
+
 std::string stat_time(const timespec& t) {
   std::tm tm{};
   time_t s = t.tv_sec;
@@ -130,11 +141,13 @@ void run_ls(command_context& ctx, const arguments& a) {
 }
 
 void run_stat(command_context& ctx, const arguments& a) {
-  for (const std::string& text : a.operands) {
-    location loc = parse_location(text);
-    vnfs::client& c = ctx.pool.at(loc);
+  std::vector<location> locs;
+  for (const std::string& text : a.operands) locs.push_back(parse_location(text));
+  for (const location& loc : locs) {
+    vnfs::client* c = connect_or_report(ctx, loc);
+    if (!c) continue;
     std::error_code ec;
-    file_stat s = stat_of(c, loc, attr::stat, ec);
+    file_stat s = stat_of(*c, loc, attr::stat, ec);
     if (ec) {
       report(failure("cannot stat", loc.text, ec));
       continue;
@@ -142,7 +155,7 @@ void run_stat(command_context& ctx, const arguments& a) {
     std::string file = loc.text;
     if (s.type == file_type::symlink) {
       listed l{loc.text, s, {}};
-      read_links(c, {loc.path}, {loc.text}, {&l});
+      read_links(*c, {loc.path}, {loc.text}, {&l});
       file += " -> " + l.link_target;
     }
     char mode[8];
@@ -166,9 +179,12 @@ void run_cat(command_context& ctx, const arguments& a) {
   // 16 reads of 1 MiB per vread: one call moves 16 MiB.
   constexpr std::size_t piece = std::size_t(1) << 20, pieces = 16;
   std::vector<std::byte> buffer(piece * pieces);
-  for (const std::string& text : a.operands) {
-    location loc = parse_location(text);
-    vnfs::client& c = ctx.pool.at(loc);
+  std::vector<location> locs;
+  for (const std::string& text : a.operands) locs.push_back(parse_location(text));
+  for (const location& loc : locs) {
+    vnfs::client* cp = connect_or_report(ctx, loc);
+    if (!cp) continue;
+    vnfs::client& c = *cp;
     std::vector<vopen_item> open(1);
     open[0].path = loc.path;
     open[0].flags = O_RDONLY;

@@ -26,9 +26,10 @@ std::string last_component(std::string s) {
 
 void run_rm(command_context& ctx, const arguments& a) {
   const bool recursive = a.has('r') || a.has('R'), force = a.has('f');
-  for (const std::string& text : a.operands) {
+  std::vector<location> locs;  // all parsed first: a bad one is a usage error before any removal
+  for (const std::string& text : a.operands) locs.push_back(parse_location(text));
+  for (const location& loc : locs) {
     try {
-      location loc = parse_location(text);
       vnfs::client& c = ctx.pool.at(loc);
       std::error_code ec;
       file_stat s = stat_of(c, loc, attr::type, ec);
