@@ -486,3 +486,31 @@ TEST_CASE("vnfs against NFS-Ganesha: cp -r there and back, ls -l") {
   CHECK_RUN(vnfs_cli({"rm", "-r", base + "tree"}), "", "", 0);
   CHECK(!fs::exists(ganesha.export_dir() / "tree"));
 }
+
+TEST_CASE("vnfs shows a progress bar on a terminal only") {
+  temp_dir local, exp;
+  vnfsd_process server(exp.path());
+  write_file(local / "f", std::string(3 << 20, 'x'));
+  fs::create_directories(local / "t" / "a");
+  write_file(local / "t" / "a" / "g", "g");
+  // A terminal (script(1) gives the command a pseudo-terminal), the bar shown at once.
+  auto on_terminal = [](const std::string& command) {
+    return shell("VNFS_PROGRESS_DELAY_MS=0 script -qec " + quoted(command) + " /dev/null");
+  };
+  std::string vnfs = quoted(VNFS_CLI_PATH);
+  std::string screen = on_terminal(vnfs + " cp " + quoted((local / "f").string()) + " " + quoted(url(server, "f")));
+  INFO(screen);
+  CHECK(screen.rfind("\rcopying ", 0) == 0);
+  CHECK(screen.find("\rcopying 1/1 files, 3.0 MiB/3.0 MiB, ") != std::string::npos);
+  CHECK(screen.size() >= 4);
+  CHECK(screen.substr(screen.size() - 4) == "\r\033[K");  // erased at the end
+  CHECK(read_file(exp / "f") == std::string(3 << 20, 'x'));
+  screen = on_terminal(vnfs + " rm -r " + quoted((local / "t").string()));
+  CHECK(screen.find("\rremoving 3/3 files, 0 B/0 B, ") != std::string::npos);
+  CHECK(screen.substr(screen.size() - 4) == "\r\033[K");
+  CHECK(!fs::exists(local / "t"));
+  // Not a terminal: nothing, whatever the delay.
+  run_result r = run_program("/bin/sh", {"-c", "VNFS_PROGRESS_DELAY_MS=0 exec " + vnfs + " cp " +
+                                                   quoted((local / "f").string()) + " " + quoted(url(server, "g"))});
+  CHECK_RUN(r, "", "", 0);
+}

@@ -49,9 +49,11 @@ std::string overall_help() {
       "             pattern per item (the baseline COMPOUND packing is measured against)\n"
       "  --help     print this help; 'vnfs COMMAND --help' describes COMMAND\n"
       "\n"
-      "A progress bar is shown on standard error during long copies and removals when it is\n"
-      "a terminal. Exit status: 0 on success, 1 if an operation failed, 2 for a wrong\n"
-      "command line.\n";
+      "A progress bar is shown on standard error during copies and removals that take over\n"
+      "half a second (VNFS_PROGRESS_DELAY_MS in the environment: milliseconds instead),\n"
+      "only when standard error is a terminal.\n"
+      "\n"
+      "Exit status: 0 on success, 1 if an operation failed, 2 for a wrong command line.\n";
   return s;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 namespace vnfs::cli {
 
@@ -35,6 +36,11 @@ std::size_t terminal_width() {
 
 progress::progress(std::string verb) : verb_(std::move(verb)), enabled_(::isatty(STDERR_FILENO) == 1) {
   start_ = std::chrono::steady_clock::now();
+  if (const char* d = std::getenv("VNFS_PROGRESS_DELAY_MS")) {
+    char* end = nullptr;
+    long ms = std::strtol(d, &end, 10);
+    if (end != d && *end == '\0' && ms >= 0) delay_ = std::chrono::milliseconds(ms);
+  }
   if (enabled_) active = this;
 }
 
@@ -55,8 +61,9 @@ void progress::advance(std::uint64_t files, std::uint64_t bytes) {
   bytes_ += bytes;
   if (!enabled_) return;
   auto now = std::chrono::steady_clock::now();
-  if (now - start_ < std::chrono::milliseconds(500)) return;
-  if (shown_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
+  if (now - start_ < delay_) return;
+  const bool complete = files_ >= total_files_ && bytes_ >= total_bytes_;
+  if (shown_ && !complete && now - last_draw_ < std::chrono::milliseconds(100)) return;
   last_draw_ = now;
   draw();
 }

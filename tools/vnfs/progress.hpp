@@ -9,7 +9,8 @@
 namespace vnfs::cli {
 
 /// One bar for one long operation. It appears once the operation has run for half a
-/// second, is redrawn at most ten times a second, and is erased by the destructor (or by
+/// second ($VNFS_PROGRESS_DELAY_MS milliseconds if set), is redrawn at most ten times a
+/// second and always when the work is complete, and is erased by the destructor (or by
 /// erase_active(), before an error message). One bar at a time.
 class progress {
  public:
@@ -34,6 +35,7 @@ class progress {
   bool enabled_ = false;
   bool shown_ = false;
   std::uint64_t files_ = 0, bytes_ = 0, total_files_ = 0, total_bytes_ = 0;
+  std::chrono::milliseconds delay_{500};
   std::chrono::steady_clock::time_point start_, last_draw_;
 };
 
