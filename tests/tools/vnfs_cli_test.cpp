@@ -483,6 +483,11 @@ TEST_CASE("vnfs against NFS-Ganesha: cp -r there and back, ls -l") {
   run_result r = vnfs_cli({"ls", "-l", base + "tree"});
   CHECK(r.code == 0);
   CHECK(r.out == gnu_ls(ganesha.export_dir(), "-l tree"));
+  // Server to server: Ganesha to vnfsd, through this client.
+  temp_dir exp;
+  vnfsd_process server(exp.path());
+  CHECK_RUN(vnfs_cli({"cp", "-r", base + "tree", url(server, "tree")}), "", "", 0);
+  CHECK(tree_signature(exp / "tree", false) == sig);
   CHECK_RUN(vnfs_cli({"rm", "-r", base + "tree"}), "", "", 0);
   CHECK(!fs::exists(ganesha.export_dir() / "tree"));
 }
