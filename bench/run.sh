@@ -11,3 +11,5 @@ build/default/bench/compound_rate --out bench/results/compound_rate.json "$@"
 /usr/bin/python3 bench/plot_compound_rate.py bench/results/compound_rate.json bench/results/compound_rate.png
 # vnfs::client 4 KiB reads (registered vs plain memory, queue depth 1/8/64) against vnfsd.
 cmake --build --preset default -j2 --target client_io vnfsd && build/default/bench/client_io --out bench/results/client_io.json && /usr/bin/python3 bench/plot_client_io.py bench/results/client_io.json bench/results/client_io.png
+# vnfs cp -r of 1,000 small files to vnfsd and back, vectorized vs --scalar (COMPOUNDs, seconds).
+bash bench/cli_copy.sh
