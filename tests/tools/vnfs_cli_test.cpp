@@ -519,3 +519,22 @@ TEST_CASE("vnfs shows a progress bar on a terminal only") {
                                                    quoted((local / "f").string()) + " " + quoted(url(server, "g"))});
   CHECK_RUN(r, "", "", 0);
 }
+
+TEST_CASE("vnfs cp of a read-only file over 64 MiB works for a user who may not write it") {
+  // As an unprivileged user the copy cannot reopen a file it made read-only: the tool
+  // creates it writable and gives it its mode at the end.
+  temp_dir dir;
+  ::chmod(dir.path().c_str(), 0755);
+  const std::string d = dir.path().string();
+  shell("head -c 70000003 /dev/urandom > " + quoted(d + "/big") + " && chmod 0444 " + quoted(d + "/big") +
+        " && mkdir " + quoted(d + "/out") + " && chown 65534:65534 " + quoted(d + "/out"));
+  for (const char* dst : {"/out/same_client", "/out/file_url"}) {
+    INFO(dst);
+    std::string to = std::string(dst) == "/out/file_url" ? "file://" + d + dst : d + dst;
+    run_result r = run_program("/usr/bin/setpriv", {"--reuid", "65534", "--regid", "65534", "--clear-groups",
+                                                    VNFS_CLI_PATH, "cp", d + "/big", to});
+    CHECK_RUN(r, "", "", 0);
+    CHECK(mode_of(d + dst) == 0444);
+    shell("cmp " + quoted(d + "/big") + " " + quoted(d + dst));
+  }
+}

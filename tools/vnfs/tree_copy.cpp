@@ -40,8 +40,16 @@ class tree_copier {
     bar_.expect(dirs_.size() + links_.size() + files_.size(), file_bytes_);
     make_directories();
     copy_symlinks();
-    if (job_.same_client) copy_files_on_server();
-    else copy_files_through();
+    std::vector<std::size_t> on_server, through;
+    for (std::size_t i = 0; i < files_.size(); ++i) {
+      // vscopy's client-side fallback creates a file with the source's mode and reopens it
+      // for each further 64 MiB: a file we could not write to would fail there, so those
+      // come through here (created writable, given their mode at the end).
+      bool reopenable = (files_[i].stat.mode & 0200) || files_[i].stat.size <= batch_bytes;
+      (job_.same_client && reopenable ? on_server : through).push_back(i);
+    }
+    copy_files_on_server(on_server);
+    copy_files_through(through);
     set_attributes();
   }
 
@@ -164,18 +172,18 @@ class tree_copier {
 
   /// Both ends on one client: vscopy (the server copies where it can; the client falls
   /// back to reading and writing itself).
-  void copy_files_on_server() {
+  void copy_files_on_server(const std::vector<std::size_t>& which) {
     std::size_t at = 0;
-    while (at < files_.size()) {
+    while (at < which.size()) {
       std::vector<vcopy_item> items;
       std::uint64_t bytes = 0;
       std::size_t from = at;
-      while (at < files_.size() && items.size() < batch_items &&
-             (items.empty() || bytes + files_[at].stat.size <= batch_bytes)) {
+      while (at < which.size() && items.size() < batch_items &&
+             (items.empty() || bytes + files_[which[at]].stat.size <= batch_bytes)) {
         vcopy_item it;
-        it.src = src_path(files_[at].rel);
-        it.dst = dst_path(files_[at].rel);
-        bytes += files_[at].stat.size;
+        it.src = src_path(files_[which[at]].rel);
+        it.dst = dst_path(files_[which[at]].rel);
+        bytes += files_[which[at]].stat.size;
         items.push_back(std::move(it));
         ++at;
       }
@@ -184,16 +192,17 @@ class tree_copier {
       for (const auto& it : items) moved += it.bytes;
       bar_.advance(r.ok_count, moved);
       if (!r.ok()) {
-        const object& f = files_[from + r.failed_index];
+        const object& f = files_[which[from + r.failed_index]];
         throw command_error("cannot copy '" + src_text(f.rel) + "' to '" + dst_text(f.rel) + "': " + reason(r.error));
       }
     }
   }
 
-  /// Ends on two clients: the data passes through here, in rounds of at most batch_bytes.
-  void copy_files_through() {
+  /// Ends on two clients (or files vscopy cannot take): the data passes through here, in
+  /// rounds of at most batch_bytes.
+  void copy_files_through(const std::vector<std::size_t>& which) {
     std::vector<piece> pieces;
-    for (std::size_t i = 0; i < files_.size(); ++i) {
+    for (std::size_t i : which) {
       std::uint64_t size = files_[i].stat.size, off = 0;
       do {
         std::uint64_t n = std::min(size - off, batch_bytes);

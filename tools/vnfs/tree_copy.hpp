@@ -5,7 +5,8 @@
 //   vreadlink + vsymlink for the symlinks (copied as symlinks, never followed);
 //   the data: vscopy when both ends are on one client (server-side COPY where the server
 //   has it), else vread/vwrite batches of at most 64 MiB and 4096 files, each file created
-//   with the source's permission bits;
+//   with the source's permission bits plus owner write (so that a read-only file can take
+//   its later batches; read-only files over 64 MiB take this way on one client too);
 //   vsetattrs last: the source's mode, atime and mtime on every file and directory
 //   (directories deepest first, after everything inside them is written) and the times on
 //   every symlink.
