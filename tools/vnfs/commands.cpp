@@ -18,8 +18,9 @@ const std::vector<command>& command_table() {
        "(as LC_ALL=C ls). A LOCATION that is not a directory is shown itself. Names starting\n"
        "with '.' are left out unless -A is given. Symlinks are not followed.\n"
        "\n"
-       "  -l   long format, as GNU ls -l: mode, links, owner, group, size, modification\n"
-       "       time, name, '-> TARGET' for symlinks; 'total N' (1024-byte blocks) first\n"
+       "  -l   long format, as GNU ls -l in the C locale: mode, links, owner, group, size,\n"
+       "       modification time, name, '-> TARGET' for symlinks; 'total N' (1024-byte\n"
+       "       blocks) first\n"
        "  -R   list subdirectories recursively, each under a 'DIR:' header\n"
        "  -A   include names starting with '.' (but not . and ..)\n",
        "lRA", 1, 1, run_ls},
@@ -41,9 +42,10 @@ const std::vector<command>& command_table() {
        "Copies SRC to DST, or into DST when DST is an existing directory. SRC and DST may be\n"
        "on any servers or local. The data moves in batches of vectorized reads and writes\n"
        "(at most 64 MiB in memory at once); when both are on one server, the server copies\n"
-       "(NFSv4.2 COPY) where it can. Files are created with the source's permission bits;\n"
-       "at the end every file and directory gets the source's mode and access and\n"
-       "modification times, every symlink its times. Symlinks are copied as symlinks.\n"
+       "(NFSv4.2 COPY) where it can. Files are created with the source's permission bits\n"
+       "(and owner write until the end); at the end every file and directory gets the\n"
+       "source's mode and access and modification times, every symlink its times (where\n"
+       "the server keeps them). Symlinks are copied as symlinks, never followed.\n"
        "Copying onto an existing directory merges into it; existing files are overwritten.\n"
        "\n"
        "  -r, -R   copy directories recursively\n",

@@ -34,11 +34,11 @@ std::string overall_help() {
   }
   s +=
       "\n"
-      "A LOCATION is nfs://HOST[:PORT]/PATH (TCP; port 2049 by default), nfs+rdma://HOST[:PORT]/PATH\n"
-      "(RPC-over-RDMA, where this build supports it), file:///PATH or a local PATH. All\n"
-      "locations on one server share one connection, to the server's root; all local ones\n"
-      "one file:/// client. Symlinks are never followed, except in the directories above\n"
-      "a local PATH.\n"
+      "A LOCATION is nfs://HOST[:PORT]/PATH (TCP; port 2049 by default),\n"
+      "nfs+rdma://HOST[:PORT]/PATH (RPC-over-RDMA, where this build supports it),\n"
+      "file:///PATH or a local PATH. All locations on one server share one connection, to\n"
+      "the server's root; all local ones one file:/// client. Symlinks are never followed,\n"
+      "except in the directories above a local PATH.\n"
       "\n"
       "Options (before COMMAND):\n"
       "  --stats    print, as the last line of standard output, one JSON object with the\n"
