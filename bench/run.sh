@@ -17,3 +17,5 @@ cmake --build --preset default -j2 --target netdelay_rtt vnfs-netdelay && build/
 # The libnfs baseline (NFSv3, synchronous API) against NFS-Ganesha in a private network
 # namespace with rpcbind: directly, and through vnfs-netdelay at D = 0, 0.1, 0.6, 2.6 ms.
 cmake --build --preset default -j2 --target libnfs_baseline vnfs-netdelay && bash bench/baseline_netns.sh --files 100 --repeat 3 --out-dir bench/results && /usr/bin/python3 bench/summarize_libnfs_baseline.py bench/results
+# vnfs cp -r of 1,000 small files to vnfsd and back, vectorized vs --scalar (COMPOUNDs, seconds).
+bash bench/cli_copy.sh

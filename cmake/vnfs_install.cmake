@@ -4,7 +4,7 @@
 #
 # gives P/include/vnfs/** (public API and the protocol/transport headers it rests on),
 # P/lib/libvnfs_{client,transport,protocol}.a, P/lib/cmake/vnfs/ (find_package(vnfs) ->
-# target vnfs::client), P/lib/pkgconfig/vnfs.pc and P/bin/{vnfsd,vnfs-demo}.
+# target vnfs::client), P/lib/pkgconfig/vnfs.pc and P/bin/{vnfsd,vnfs,vnfs-demo}.
 # Both the CMake package and vnfs.pc locate the prefix relative to their own file, so an
 # install tree can be moved (and `--prefix` at install time needs no re-configure).
 include(GNUInstallDirs)
@@ -86,7 +86,7 @@ install(TARGETS ${VNFS_EXPORTED_LIBRARIES}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS vnfsd vnfs-demo RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS vnfsd vnfs vnfs-demo RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 # Public headers: the whole include/vnfs tree (the API headers and the xdr/rpc/nfs4/transport
 # headers they and advanced users include). Test-support headers live elsewhere.

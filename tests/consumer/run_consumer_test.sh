@@ -62,7 +62,7 @@ libdir=$(dirname "${lib_a:-$prefix/lib/none}")
 for f in include/vnfs/client.hpp include/vnfs/completion_group.hpp include/vnfs/memory_region.hpp \
          include/vnfs/file.hpp include/vnfs/file_stat.hpp include/vnfs/error.hpp \
          include/vnfs/xdr/codec.hpp include/vnfs/rpc/message.hpp include/vnfs/nfs4/nfs4.hpp \
-         bin/vnfsd bin/vnfs-demo; do
+         bin/vnfsd bin/vnfs bin/vnfs-demo; do
   check "installed $f" test -e "$prefix/$f"
 done
 for f in libvnfs_client.a libvnfs_transport.a libvnfs_protocol.a pkgconfig/vnfs.pc \

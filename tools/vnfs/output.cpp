@@ -1,0 +1,20 @@
+// vnfs command line: standard output.
+#include "output.hpp"
+
+#include <cstdio>
+
+namespace vnfs::cli {
+
+namespace {
+bool line_start = true;
+}
+
+void out(std::string_view text) {
+  if (text.empty()) return;
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  line_start = text.back() == '\n';
+}
+
+bool out_at_line_start() { return line_start; }
+
+}  // namespace vnfs::cli
