@@ -8,10 +8,10 @@
 
 namespace vnfs::server {
 
-/// An NFSv4.1 server over TCP for one export.
+/// An NFSv4.1 server over TCP, and optionally RPC-over-RDMA, for one export.
 ///
-/// Threading: run() drives the network on the calling thread (accepts, reads, writes — never
-/// a file-system call); COMPOUNDs execute on `options.threads` worker threads, so slow disk
+/// Threading: run() drives the network on the calling thread (accepts, reads, writes, RDMA
+/// transfers — never a file-system call); COMPOUNDs execute on `options.threads` worker threads, so slow disk
 /// work never stalls other connections. stop() may be called from any thread or a signal
 /// handler's io callback.
 class vnfsd {
@@ -26,6 +26,8 @@ class vnfsd {
   /// "tcp://HOST:PORT" of the bound socket.
   std::string url() const;
   std::uint16_t port() const;
+  /// "rdma+PROVIDER://HOST:PORT" of the RDMA listener, empty without one.
+  std::string rdma_url() const;
 
   /// From now on SIGINT and SIGTERM stop the server (delivered once run() runs; a signal
   /// that arrives before is kept until then). Call before announcing readiness.
