@@ -122,6 +122,12 @@ std::string vnfsd::url() const {
 
 std::uint16_t vnfsd::port() const { return impl_->listener->local_endpoint().port(); }
 
+std::uint16_t vnfsd::rdma_port() const { return impl_->rdma_listener ? impl_->rdma_listener->port() : 0; }
+
+transport::rdma::rpc_server_stats vnfsd::rdma_stats() const {
+  return impl_->rdma_listener ? impl_->rdma_listener->stats() : transport::rdma::rpc_server_stats{};
+}
+
 std::string vnfsd::rdma_url() const {
   if (!impl_->rdma_listener) return {};
   return "rdma+" + impl_->state.options.rdma_provider + "://" + impl_->state.options.rdma_host + ":" +

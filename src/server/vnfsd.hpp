@@ -5,6 +5,7 @@
 #include <string>
 
 #include "server/server_options.hpp"
+#include "transport/rdma/rpc_server.hpp"
 
 namespace vnfs::server {
 
@@ -28,6 +29,9 @@ class vnfsd {
   std::uint16_t port() const;
   /// "rdma+PROVIDER://HOST:PORT" of the RDMA listener, empty without one.
   std::string rdma_url() const;
+  std::uint16_t rdma_port() const;
+  /// The RDMA listener's counters (all zero without one).
+  transport::rdma::rpc_server_stats rdma_stats() const;
 
   /// From now on SIGINT and SIGTERM stop the server (delivered once run() runs; a signal
   /// that arrives before is kept until then). Call before announcing readiness.

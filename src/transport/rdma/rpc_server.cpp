@@ -191,6 +191,7 @@ struct rpc_server::impl : std::enable_shared_from_this<impl> {
     }
     if (inline_part.size() > ic) std::memcpy(call->record.data() + fc, inline_part.data() + ic, inline_part.size() - ic);
     if (pull == 0) return dispatch(c, std::move(call));
+    count([&](rpc_server_stats& s) { (h.type == rr::msg_type::rdma_nomsg ? s.nomsg_calls : s.read_chunk_calls)++; });
     call->chunks = std::move(chunks);
     call->layout = std::move(*layout);
     call->pull = pull;

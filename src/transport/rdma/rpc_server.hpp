@@ -37,6 +37,8 @@ struct rpc_server_options {
 struct rpc_server_stats {
   std::uint64_t connections = 0;         // accepted so far
   std::uint64_t calls = 0;               // dispatched
+  std::uint64_t read_chunk_calls = 0;    // RDMA_MSG calls with Read chunks (WRITE payload)
+  std::uint64_t nomsg_calls = 0;         // long calls: RDMA_NOMSG with a position-zero Read chunk
   std::uint64_t inline_replies = 0, reply_chunk_replies = 0, write_list_replies = 0;
   std::uint64_t bytes_rdma_written = 0;  // into clients' Write and Reply chunks
   std::uint64_t bytes_rdma_read = 0;     // from clients' Read chunks
