@@ -31,15 +31,17 @@ struct endpoint_options {
 /// called elsewhere). An endpoint is owned by shared_ptr; pending operations keep it alive.
 ///
 /// Messages behave as with verbs: each message the peer sends consumes ONE receive posted
-/// here. A message that arrives when no receive is posted (RNR) or that exceeds recv_size
-/// is a fatal error for the connection (it closes with errc::no_buffer_space or
-/// errc::message_size), so the upper layer bounds what the peer sends — with credits.
+/// here, so the upper layer bounds what the peer sends — with credits. A message larger
+/// than recv_size is fatal to the connection (errc::message_size). One that arrives when no
+/// receive is posted (RNR) is fatal with cma (errc::no_buffer_space); verbs retries it in
+/// hardware until a receive is posted (rnr_retry 7).
 ///
-/// One-sided operations name the peer's memory by an rpc::rdma::segment. The peer's
-/// provider validates every access against its registration table (handle, bounds, access
-/// rights); a refused access completes with errc::permission_denied and leaves the
-/// connection usable. A memory_registration's handle is meaningful only to the fabric that
-/// made it.
+/// One-sided operations name the peer's memory by an rpc::rdma::segment. The peer
+/// validates every access against its registration table (handle, bounds, access rights):
+/// a refused access completes with errc::permission_denied. With cma the connection stays
+/// usable; with verbs the RC queue pair enters the error state and the connection closes
+/// (hardware semantics). A memory_registration's handle is meaningful only to the fabric
+/// that made it.
 class endpoint : public std::enable_shared_from_this<endpoint> {
  public:
   /// One posted receive was consumed by `message` (valid during the call only).
