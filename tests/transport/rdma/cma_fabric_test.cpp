@@ -48,8 +48,12 @@ struct pair_fixture {
     }, [](std::error_code) {});
   }
   ~pair_fixture() {
-    if (client) client->close();
-    if (server) server->close();
+    // On the io thread, so the close handlers have run before the promises go.
+    on_io(t.io, [this] {
+      if (client) client->close();
+      if (server) server->close();
+      return 0;
+    });
   }
   std::size_t server_count() {
     std::lock_guard l(mu);

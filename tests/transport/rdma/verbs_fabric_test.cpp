@@ -56,8 +56,11 @@ struct verbs_pair {
     client->start([](std::span<const std::byte>) {}, [](std::error_code) {});
   }
   ~verbs_pair() {
-    client->close();
-    server->close();
+    on_io(t.io, [this] {
+      client->close();
+      server->close();
+      return 0;
+    });
   }
 };
 
