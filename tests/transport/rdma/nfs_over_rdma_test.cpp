@@ -17,6 +17,7 @@
 #include "server/vnfsd.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/test/temp_dir.hpp"
+#include "vnfs/test/vnfsd_process.hpp"
 
 using namespace vnfs;
 
@@ -198,4 +199,28 @@ TEST_CASE("nfs over rdma: small calls and replies stay inline") {
   CHECK(s1.write_list_replies == s0.write_list_replies);
   CHECK(s1.reply_chunk_replies == s0.reply_chunk_replies);
   CHECK(s1.read_chunk_calls + s1.nomsg_calls == s0.read_chunk_calls + s0.nomsg_calls);
+}
+
+TEST_CASE("nfs over rdma: the client reconnects to a restarted vnfsd and carries on") {
+  test::temp_dir dir("vnfs-rdma-restart");
+  test::vnfsd_process server(dir.path(), {"--rdma", "cma:127.0.0.1:0"});
+  REQUIRE(server.rdma_port() != 0);
+  auto url = "nfs+rdma://127.0.0.1:" + std::to_string(server.rdma_port()) + "/?provider=cma";
+  auto c = client::connect(url);
+  auto data = pattern(200000, 9);
+  file f = c.open("r", O_CREAT | O_RDWR | O_TRUNC, 0644);
+  REQUIRE(c.pwrite(f, 0, std::span<const std::byte>(data)) == data.size());
+  c.fsync(f);
+  std::uint16_t port = server.rdma_port();
+  server.restart();
+  CHECK(server.rdma_port() == port);  // the same address again
+  // As over TCP: a new connection, a new session; the old open is stale, a new one works.
+  CHECK(c.stat("r").size == data.size());
+  CHECK(c.stats().reconnects >= 1);
+  std::vector<std::byte> back(data.size());
+  CHECK_THROWS_AS(c.pread(f, 0, std::span<std::byte>(back)), std::system_error);
+  file g = c.open("r", O_RDONLY, 0);
+  REQUIRE(c.pread(g, 0, std::span<std::byte>(back)) == data.size());
+  CHECK(back == data);
+  c.close(g);
 }
