@@ -399,7 +399,8 @@ class cma_endpoint final : public endpoint {
     for (auto& o : queue)
       if (o.done) o.done(cancelled);
     if (auto cb = std::move(on_close_)) cb(why);
-    on_recv_ = nullptr;
+    // The receive handler may be running (shut from inside it): drop it once it returned.
+    asio::post(strand_, [self = shared()] { self->on_recv_ = nullptr; });
   }
 
   seqpacket::socket sock_;

@@ -229,7 +229,8 @@ class verbs_endpoint final : public endpoint {
     for (auto& s : sends)
       if (s.done) s.done(cancelled);
     if (auto cb = std::move(on_close_)) cb(why);
-    on_recv_ = nullptr;
+    // The receive handler may be running (shut from inside it): drop it once it returned.
+    asio::post(io_, [self = shared()] { self->on_recv_ = nullptr; });
   }
 
   rdma_cm_id* id() const { return id_; }
