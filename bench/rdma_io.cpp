@@ -10,7 +10,8 @@
 // of S bytes is ceil(S / 1 MiB) client reads (the SDK's largest single READ) issued together
 // into one registered slice; `depth` such reads are kept in flight at random S-aligned
 // offsets of the file. Every run is bounded by --seconds and --max-bytes; every read's data
-// is checked. Results go to a JSON file.
+// is checked. Then, per transport, many small files are read (open, read, close; see
+// small_files). Results go to a JSON file.
 #include <fcntl.h>
 #include <sys/resource.h>
 
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -125,6 +127,73 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, std:
   return r;
 }
 
+/// Reads `n` small files (open, read of `file_size` bytes into registered memory, close),
+/// `depth` files at a time: the many-small-files workload. The SDK's vectorized calls are not
+/// on this branch, so each file costs three COMPOUNDs here.
+struct small_result {
+  std::string transport;
+  unsigned files = 0, depth = 0;
+  std::size_t file_size = 0;
+  double seconds = 0, cpu_seconds = 0;
+  std::uint64_t compounds = 0;
+};
+
+small_result small_files(vnfs::client& c, unsigned n, std::size_t fsize, unsigned depth) {
+  std::vector<std::byte> buf(std::size_t(depth) * fsize);
+  vnfs::memory_region mr = c.register_memory(buf.data(), buf.size(), vnfs::access::read);
+  vnfs::completion_group g = c.make_group();
+  std::vector<vnfs::file> files(depth);
+  std::vector<unsigned> index(depth);
+  enum stage : std::uint64_t { opened = 0, read_done = 1, closed = 2 };
+  vnfs::client_stats s0 = c.stats();
+  double cpu0 = cpu_now();
+  auto start = clock_type::now();
+  unsigned next = 0, finished = 0;
+  auto open_next = [&](unsigned slot) {
+    index[slot] = next++;
+    c.open("small/" + std::to_string(index[slot]), O_RDONLY, 0, &files[slot], g, std::uint64_t(slot) << 2 | opened);
+  };
+  for (unsigned s = 0; s < depth && next < n; ++s) open_next(s);
+  std::array<vnfs::completion, 64> batch;
+  // Each file completes three operations; the loop ends when every file is closed.
+  for (std::uint64_t guard = 0; finished < n && guard < std::uint64_t(n) * 3 + 1; ) {
+    std::size_t k = g.poll(batch);
+    if (k == 0) {
+      batch[0] = g.wait();
+      k = 1;
+    }
+    for (std::size_t i = 0; i < k; ++i, ++guard) {
+      const auto& e = batch[i];
+      if (e.status) throw std::runtime_error("small file: " + e.status.message());
+      unsigned slot = static_cast<unsigned>(e.tag >> 2);
+      switch (e.tag & 3) {
+        case opened:
+          c.read(files[slot], 0, mr.slice(std::size_t(slot) * fsize, fsize), g, std::uint64_t(slot) << 2 | read_done);
+          break;
+        case read_done: {
+          if (e.bytes != fsize) throw std::runtime_error("small file: short read");
+          std::uint64_t first;
+          std::memcpy(&first, buf.data() + std::size_t(slot) * fsize, 8);
+          if (first != index[slot]) throw std::runtime_error("small file: wrong data");
+          c.close(files[slot], g, std::uint64_t(slot) << 2 | closed);
+          break;
+        }
+        default:
+          ++finished;
+          if (next < n) open_next(slot);
+      }
+    }
+  }
+  small_result r;
+  r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  r.cpu_seconds = cpu_now() - cpu0;
+  r.compounds = c.stats().compounds - s0.compounds;
+  r.files = n;
+  r.depth = depth;
+  r.file_size = fsize;
+  return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -132,7 +201,7 @@ int main(int argc, char** argv) try {
   std::string out = "bench/results/rdma_io.json";
   double seconds = 2;
   std::uint64_t max_gib = 8;
-  unsigned file_mib = 512, server_threads = 4;
+  unsigned file_mib = 512, server_threads = 4, small_count = 1000, small_size = 4096, small_depth = 64;
   po::options_description desc(
       "Usage: rdma_io [options]\n\n"
       "Measures direct reads (registered memory) of several sizes and queue depths through\n"
@@ -147,6 +216,9 @@ int main(int argc, char** argv) try {
       ("max-gib", po::value(&max_gib)->default_value(max_gib), "upper bound of GiB read per run")
       ("file-mib", po::value(&file_mib)->default_value(file_mib), "size of the file read (MiB)")
       ("server-threads", po::value(&server_threads)->default_value(server_threads), "vnfsd --threads")
+      ("small-files", po::value(&small_count)->default_value(small_count), "small files read per transport (0: none)")
+      ("small-size", po::value(&small_size)->default_value(small_size), "bytes of each small file (8..1 MiB)")
+      ("small-depth", po::value(&small_depth)->default_value(small_depth), "small files in flight (1..256)")
       ("out", po::value(&out)->default_value(out), "JSON output file");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -163,11 +235,23 @@ int main(int argc, char** argv) try {
   vnfs::test::temp_dir dir("vnfs-bench-rdma-io");
   std::fprintf(stderr, "writing a %u MiB file ...\n", file_mib);
   vnfs::bench::write_offset_file(dir.path() / "bench.dat", file_size);
+  if (small_size < 8 || small_size > (1u << 20)) throw std::runtime_error("--small-size must be 8..1048576");
+  if (small_depth == 0 || small_depth > 256) throw std::runtime_error("--small-depth must be 1..256");
+  if (small_count > 100000) throw std::runtime_error("--small-files must be at most 100000");
+  std::filesystem::create_directory(dir.path() / "small");
+  for (unsigned i = 0; i < small_count; ++i) {  // file i starts with the 8-byte word i
+    std::vector<std::byte> content(small_size, std::byte{0});
+    std::uint64_t w = i;
+    std::memcpy(content.data(), &w, 8);
+    std::ofstream(dir.path() / "small" / std::to_string(i), std::ios::binary)
+        .write(reinterpret_cast<const char*>(content.data()), static_cast<std::streamsize>(content.size()));
+  }
   vnfs::test::vnfsd_process server(dir.path(), {"--threads", std::to_string(server_threads), "--rdma", "cma:127.0.0.1:0"});
   std::fprintf(stderr, "vnfsd (pid %d): tcp port %u, rdma+cma port %u\n", static_cast<int>(server.pid()),
                server.port(), server.rdma_port());
 
   std::vector<result> results;
+  std::vector<small_result> smalls;
   for (const auto& t : vnfs::bench::split_list(transports, ',')) {
     std::string url;
     if (t == "tcp") url = "nfs://" + server.host() + ":" + std::to_string(server.port()) + "/";
@@ -197,6 +281,14 @@ int main(int argc, char** argv) try {
         results.push_back(r);
       }
     }
+    if (small_count > 0) {
+      small_result r = small_files(c, small_count, small_size, small_depth);
+      r.transport = t;
+      std::fprintf(stderr, "%-4s %u small files of %zu bytes, %u in flight: %.3f s, %.3f client CPU s, %llu COMPOUNDs\n",
+                   t.c_str(), r.files, r.file_size, r.depth, r.seconds, r.cpu_seconds,
+                   static_cast<unsigned long long>(r.compounds));
+      smalls.push_back(r);
+    }
     c.close(f);
     c.close();
   }
@@ -214,6 +306,13 @@ int main(int argc, char** argv) try {
       << ", \"cpu_seconds\": " << r.cpu_seconds << ", \"cpu_seconds_per_gib\": " << r.cpu_seconds / gib
       << ", \"compounds\": " << r.compounds << ", \"payload_bytes_direct\": " << r.bytes_direct
       << ", \"payload_bytes_copied\": " << r.bytes_copied << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+  }
+  o << "  ],\n  \"small_files\": [\n";
+  for (std::size_t i = 0; i < smalls.size(); ++i) {
+    const auto& r = smalls[i];
+    o << "    {\"transport\": \"" << r.transport << "\", \"files\": " << r.files << ", \"file_bytes\": " << r.file_size
+      << ", \"depth\": " << r.depth << ", \"seconds\": " << r.seconds << ", \"cpu_seconds\": " << r.cpu_seconds
+      << ", \"compounds\": " << r.compounds << "}" << (i + 1 < smalls.size() ? "," : "") << "\n";
   }
   o << "  ]\n}\n";
   if (!o) throw std::runtime_error("cannot write " + out);
