@@ -590,3 +590,26 @@ TEST_CASE("rpc/rdma robustness: random bytes get RDMA_ERROR or a disconnect, nev
   auto c = connect(t, *cf, s.server->port());
   CHECK_FALSE(do_call(t, c, {1, message(1, op_echo)}).ec);
 }
+
+TEST_CASE("rpc/rdma bounded memory: oversized Read chunks are refused before anything is allocated; connections are capped") {
+  io_thread t;
+  rdma::rpc_server_options o;
+  o.max_call_size = 1 << 20;
+  o.max_connections = 2;
+  toy_server s(t, o);
+  raw_client raw(t, s.server->port());
+  rr::header h;  // a 2 GiB WRITE-like payload against a 1 MiB call limit
+  h.xid = 77;
+  h.read_list = {{8, {1, 0x7fffffff, 0x10000}}};
+  raw.send(h, words({77, op_echo}));
+  auto e = raw.next();
+  CHECK(e.xid == 77);
+  CHECK(e.error == rr::error_code::err_chunk);
+  CHECK(s.server->stats().bytes_rdma_read == 0);
+  // A second connection is accepted, a third one is closed at once.
+  raw_client second(t, s.server->port());
+  raw_client third(t, s.server->port());
+  REQUIRE(third.closed_f.wait_for(wait_limit) == std::future_status::ready);
+  CHECK(s.server->connection_count() == 2);
+  CHECK(raw.ep->is_open());
+}
