@@ -15,6 +15,7 @@
 
 #include "client/nfs/session_engine.hpp"
 #include "server/vnfsd.hpp"
+#include "transport/rdma/fabric.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/test/temp_dir.hpp"
 #include "vnfs/test/vnfsd_process.hpp"
@@ -223,4 +224,24 @@ TEST_CASE("nfs over rdma: the client reconnects to a restarted vnfsd and carries
   REQUIRE(c.pread(g, 0, std::span<std::byte>(back)) == data.size());
   CHECK(back == data);
   c.close(g);
+}
+
+TEST_CASE("nfs over rdma: the provider defaults to verbs with a device, else cma; verbs without one is refused") {
+  rdma_vnfsd s;
+  std::string plain = "nfs+rdma://127.0.0.1:" + std::to_string(s.server.rdma_port()) + "/";
+  if (transport::rdma::rdma_device_present()) {
+    WARN("an RDMA device is present: the default provider is verbs, not exercised against this cma server");
+    CHECK(transport::rdma::default_provider() == "verbs");
+    return;
+  }
+  CHECK(transport::rdma::default_provider() == "cma");
+  auto c = client::connect(plain);  // no ?provider=: cma here
+  std::ofstream(s.dir.path() / "x") << "abc";
+  CHECK(c.stat("x").size == 3);
+  try {
+    (void)client::connect(plain + "?provider=verbs");
+    FAIL("verbs without a device connected");
+  } catch (const std::system_error& e) {
+    CHECK(e.code() == std::errc::no_such_device);
+  }
 }

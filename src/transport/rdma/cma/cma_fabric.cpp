@@ -526,8 +526,15 @@ class cma_listener final : public listener {
     auto hs = std::make_shared<handshake>(s->io.get_executor());
     s->acceptor.async_accept(hs->sock, [s, hs](boost::system::error_code ec) {
       if (s->stopped || ec == asio::error::operation_aborted) return;
-      if (!ec) greet(s, hs);
-      accept_next(s);
+      if (!ec) {
+        greet(s, hs);
+        return accept_next(s);
+      }
+      // E.g. out of descriptors: try again a little later instead of spinning.
+      auto t = std::make_shared<asio::steady_timer>(s->io, std::chrono::milliseconds(100));
+      t->async_wait([s, t](boost::system::error_code) {
+        if (!s->stopped) accept_next(s);
+      });
     });
   }
 
