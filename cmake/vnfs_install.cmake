@@ -73,6 +73,16 @@ foreach(dep IN LISTS VNFS_IMPORTED_DEPS)
     string(APPEND VNFS_CONFIG_DEPENDENCIES
       "\nfind_dependency(PkgConfig)\npkg_check_modules(TIRPC REQUIRED IMPORTED_TARGET libtirpc)")
     list(APPEND VNFS_PC_REQUIRES libtirpc)
+  elseif(dep MATCHES "^PkgConfig::(IBVERBS|RDMACM)$")
+    # RPC-over-RDMA's verbs provider (vnfs_transport_rdma).
+    if(CMAKE_MATCH_1 STREQUAL "IBVERBS")
+      set(_vnfs_pc_module libibverbs)
+    else()
+      set(_vnfs_pc_module librdmacm)
+    endif()
+    string(APPEND VNFS_CONFIG_DEPENDENCIES
+      "\nfind_dependency(PkgConfig)\npkg_check_modules(${CMAKE_MATCH_1} REQUIRED IMPORTED_TARGET ${_vnfs_pc_module})")
+    list(APPEND VNFS_PC_REQUIRES ${_vnfs_pc_module})
   elseif(NOT dep MATCHES "^(Threads::Threads|Boost::headers|Boost::boost)$")
     message(WARNING "vnfs packaging: ${dep}, linked by the installed libraries, is not found by "
                     "vnfsConfig.cmake nor required by vnfs.pc: add it in cmake/vnfs_install.cmake")

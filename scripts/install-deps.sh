@@ -12,6 +12,7 @@ PACKAGES=(
   g++ cmake ninja-build pkg-config make
   # libraries the SDK and vnfsd build against
   libboost-dev libboost-program-options-dev libtirpc-dev libssl-dev
+  libibverbs-dev librdmacm-dev  # RPC-over-RDMA: the verbs fabric provider
   # tests
   catch2
   nfs-ganesha nfs-ganesha-vfs   # a real NFSv4.1 peer the tests start on loopback

@@ -276,13 +276,10 @@ client client::connect(std::string_view text, client_options options) {
   std::unique_ptr<detail::backend> b;
   if (factory)
     b = factory(u, options);
-  else if (u.scheme == "nfs")
+  else if (u.scheme == "nfs" || u.scheme == "nfs+rdma")
     b = detail::make_nfs_backend(u, options);
   else if (u.scheme == "file")
     b = detail::make_local_backend(u.path, options);
-  else if (u.scheme == "nfs+rdma")
-    throw std::system_error(make_error_code(errc::unsupported_url),
-                            "vnfs: connect " + std::string(text) + ": RPC-over-RDMA is not built in");
   else
     throw std::system_error(make_error_code(errc::bad_url), "vnfs: connect " + std::string(text));
   if (!b) throw std::system_error(make_error_code(errc::unsupported_url), "vnfs: connect " + std::string(text));

@@ -16,6 +16,10 @@ struct server_options {
   unsigned threads = 4;              ///< workers that execute COMPOUNDs (file-system calls)
   std::chrono::seconds lease{90};    ///< idle clients are expired after this
   bool root_squash = false;          ///< AUTH_SYS uid 0 acts as nobody
+  /// RPC-over-RDMA listener beside TCP: provider "cma" or "verbs", empty for none.
+  std::string rdma_provider;
+  std::string rdma_host = "127.0.0.1";
+  std::uint16_t rdma_port = 20049;  ///< 0: pick a free port
 
   // The most CREATE_SESSION grants on the fore channel (a client asking for less gets what it
   // asked for). Large on purpose: the vectorized client packs hundreds of operations and

@@ -10,6 +10,8 @@
 
 #include "server/dispatcher.hpp"
 #include "server/server_state.hpp"
+#include "transport/rdma/fabric.hpp"
+#include "transport/rdma/rpc_server.hpp"
 #include "vnfs/transport/tcp/server.hpp"
 
 namespace vnfs::server {
@@ -38,6 +40,32 @@ struct vnfsd::impl {
       throw std::runtime_error("cannot listen on " + o.listen_host + ":" +
                                std::to_string(o.listen_port) + ": " + e.code().message());
     }
+    if (!o.rdma_provider.empty()) start_rdma(o);
+  }
+
+  /// The RPC-over-RDMA listener: same dispatcher and workers, replies placed by RDMA.
+  void start_rdma(const server_options& o) {
+    try {
+      fabric = transport::rdma::make_fabric(o.rdma_provider, io);
+      transport::rdma::rpc_server_options ro;
+      ro.max_call_size = std::size_t(o.max_request_size) + 64 * 1024;
+      rdma_listener.emplace(*fabric, o.rdma_host, o.rdma_port, ro,
+                            [this](std::vector<std::byte> record,
+                                   std::shared_ptr<transport::rdma::rpc_server::responder> r) {
+                              dispatch_rdma(std::move(record), std::move(r));
+                            });
+    } catch (const std::system_error& e) {
+      throw std::runtime_error("cannot listen on rdma+" + o.rdma_provider + "://" + o.rdma_host + ":" +
+                               std::to_string(o.rdma_port) + ": " + e.what());
+    }
+  }
+
+  void dispatch_rdma(std::vector<std::byte> record, std::shared_ptr<transport::rdma::rpc_server::responder> r) {
+    asio::post(pool, [this, r = std::move(r), record = std::move(record)]() mutable {
+      std::optional<rpc_reply> reply = disp.handle(record);
+      if (!reply) return r->drop();
+      r->reply(std::move(reply->msg), std::move(reply->keepalive));
+    });
   }
 
   static transport::tcp::server::options listener_options(const server_options& o) {
@@ -76,6 +104,8 @@ struct vnfsd::impl {
   asio::steady_timer reaper;
   asio::signal_set signals;
   std::optional<transport::tcp::server> listener;  // set by the constructor
+  std::unique_ptr<transport::rdma::fabric> fabric;  // with --rdma
+  std::optional<transport::rdma::rpc_server> rdma_listener;
 };
 
 vnfsd::vnfsd(server_options options) : impl_(std::make_unique<impl>(std::move(options))) {}
@@ -92,6 +122,18 @@ std::string vnfsd::url() const {
 
 std::uint16_t vnfsd::port() const { return impl_->listener->local_endpoint().port(); }
 
+std::uint16_t vnfsd::rdma_port() const { return impl_->rdma_listener ? impl_->rdma_listener->port() : 0; }
+
+transport::rdma::rpc_server_stats vnfsd::rdma_stats() const {
+  return impl_->rdma_listener ? impl_->rdma_listener->stats() : transport::rdma::rpc_server_stats{};
+}
+
+std::string vnfsd::rdma_url() const {
+  if (!impl_->rdma_listener) return {};
+  return "rdma+" + impl_->state.options.rdma_provider + "://" + impl_->state.options.rdma_host + ":" +
+         std::to_string(impl_->rdma_listener->port());
+}
+
 void vnfsd::stop_on_signals() {
   impl_->signals.add(SIGINT);
   impl_->signals.add(SIGTERM);
@@ -107,6 +149,7 @@ void vnfsd::run() {
 
 void vnfsd::stop() {
   impl_->listener->stop();
+  if (impl_->rdma_listener) impl_->rdma_listener->stop();
   impl_->io.stop();
 }
 

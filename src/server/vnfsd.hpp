@@ -5,13 +5,14 @@
 #include <string>
 
 #include "server/server_options.hpp"
+#include "transport/rdma/rpc_server.hpp"
 
 namespace vnfs::server {
 
-/// An NFSv4.1 server over TCP for one export.
+/// An NFSv4.1 server over TCP, and optionally RPC-over-RDMA, for one export.
 ///
-/// Threading: run() drives the network on the calling thread (accepts, reads, writes — never
-/// a file-system call); COMPOUNDs execute on `options.threads` worker threads, so slow disk
+/// Threading: run() drives the network on the calling thread (accepts, reads, writes, RDMA
+/// transfers — never a file-system call); COMPOUNDs execute on `options.threads` worker threads, so slow disk
 /// work never stalls other connections. stop() may be called from any thread or a signal
 /// handler's io callback.
 class vnfsd {
@@ -26,6 +27,11 @@ class vnfsd {
   /// "tcp://HOST:PORT" of the bound socket.
   std::string url() const;
   std::uint16_t port() const;
+  /// "rdma+PROVIDER://HOST:PORT" of the RDMA listener, empty without one.
+  std::string rdma_url() const;
+  std::uint16_t rdma_port() const;
+  /// The RDMA listener's counters (all zero without one).
+  transport::rdma::rpc_server_stats rdma_stats() const;
 
   /// From now on SIGINT and SIGTERM stop the server (delivered once run() runs; a signal
   /// that arrives before is kept until then). Call before announcing readiness.

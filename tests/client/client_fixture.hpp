@@ -24,24 +24,30 @@
 
 namespace vnfs::client_test {
 
-enum class target { vnfsd, ganesha, local };
+/// vnfsd_rdma: vnfsd reached by RPC-over-RDMA over the cma provider (nfs+rdma://...?provider=cma).
+enum class target { vnfsd, ganesha, local, vnfsd_rdma };
 
 inline const char* name_of(target t) {
   switch (t) {
     case target::vnfsd: return "vnfsd";
     case target::ganesha: return "NFS-Ganesha";
     case target::local: return "file://";
+    case target::vnfsd_rdma: return "vnfsd over RPC-over-RDMA (cma)";
   }
   return "?";
 }
 
 /// Whether a target is to be tested: all of them unless $VNFS_TEST_TARGETS lists some
-/// (comma-separated: vnfsd,ganesha,local), e.g. to run the suite where Ganesha is missing.
+/// (comma-separated: vnfsd,ganesha,local,vnfsd_rdma), e.g. to run the suite where Ganesha is
+/// missing.
 inline bool enabled(target t) {
   const char* env = std::getenv("VNFS_TEST_TARGETS");
   if (env == nullptr || *env == 0) return true;
   std::string list = std::string(",") + env + ",";
-  const char* key = t == target::vnfsd ? ",vnfsd," : t == target::ganesha ? ",ganesha," : ",local,";
+  const char* key = t == target::vnfsd        ? ",vnfsd,"
+                    : t == target::ganesha    ? ",ganesha,"
+                    : t == target::vnfsd_rdma ? ",vnfsd_rdma,"
+                                              : ",local,";
   return list.find(key) != std::string::npos;
 }
 
@@ -59,6 +65,8 @@ struct target_server {
     }
     dir = std::make_unique<test::temp_dir>("vnfs-client-test");
     if (k == target::vnfsd) vnfsd = std::make_unique<test::vnfsd_process>(dir->path());
+    if (k == target::vnfsd_rdma)
+      vnfsd = std::make_unique<test::vnfsd_process>(dir->path(), std::vector<std::string>{"--rdma", "cma:127.0.0.1:0"});
   }
 
   const std::filesystem::path& export_dir() const { return ganesha ? ganesha->export_dir() : dir->path(); }
@@ -70,13 +78,15 @@ struct target_server {
       case target::ganesha:
         return "nfs://" + ganesha->host() + ":" + std::to_string(ganesha->port()) + ganesha->pseudo_path() + "/" + sub;
       case target::local: return "file://" + (dir->path() / sub).string();
+      case target::vnfsd_rdma:
+        return "nfs+rdma://127.0.0.1:" + std::to_string(vnfsd->rdma_port()) + "/" + sub + "?provider=cma";
     }
     return {};
   }
 };
 
 inline target_server& shared_server(target k) {
-  static std::unique_ptr<target_server> servers[3];
+  static std::unique_ptr<target_server> servers[4];
   auto& s = servers[static_cast<int>(k)];
   if (!s) s = std::make_unique<target_server>(k);
   return *s;

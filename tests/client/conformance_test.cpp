@@ -53,7 +53,7 @@ void create_file(client& c, const std::string& path, std::span<const std::byte> 
 }
 
 #define FOR_EACH_TARGET()                                                   \
-  const target kind = GENERATE(target::vnfsd, target::ganesha, target::local); \
+  const target kind = GENERATE(target::vnfsd, target::ganesha, target::local, target::vnfsd_rdma); \
   INFO("target " << name_of(kind));                                         \
   if (!enabled(kind)) return;                                               \
   client_env env(kind);                                                     \

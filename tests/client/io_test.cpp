@@ -47,7 +47,7 @@ std::vector<std::byte> make_file(client_env& env, const std::string& name, std::
 // ---- direct I/O ------------------------------------------------------------------------
 
 TEST_CASE("registered reads and writes copy nothing; plain reads copy exactly once", "[client][direct]") {
-  FOR_TARGETS(target::vnfsd, target::ganesha);
+  FOR_TARGETS(target::vnfsd, target::ganesha, target::vnfsd_rdma);
   client_env env(kind);
   client& c = env.c();
   std::vector<std::byte> out = pattern(MiB, 11), in(MiB), plain(MiB);
@@ -114,7 +114,7 @@ TEST_CASE("registered reads and writes copy nothing; plain reads copy exactly on
 // ---- asynchrony ------------------------------------------------------------------------
 
 TEST_CASE("256 reads in flight over 2 groups, polled from 4 threads: each tag once", "[client][async]") {
-  FOR_TARGETS(target::vnfsd, target::ganesha, target::local);
+  FOR_TARGETS(target::vnfsd, target::ganesha, target::local, target::vnfsd_rdma);
   client_env env(kind);
   client& c = env.c();
   constexpr std::size_t n = 256, block = 4096;
@@ -187,7 +187,7 @@ TEST_CASE("256 reads in flight over 2 groups, polled from 4 threads: each tag on
 }
 
 TEST_CASE("Asio completion tokens: callback, use_future, use_awaitable", "[client][async][asio]") {
-  FOR_TARGETS(target::vnfsd, target::local);
+  FOR_TARGETS(target::vnfsd, target::local, target::vnfsd_rdma);
   client_env env(kind);
   client& c = env.c();
   auto data = make_file(env, "f", 3 * 4096);
@@ -250,7 +250,7 @@ TEST_CASE("Asio completion tokens: callback, use_future, use_awaitable", "[clien
 }
 
 TEST_CASE("Asio tokens for every operation, in one coroutine", "[client][async][asio]") {
-  FOR_TARGETS(target::vnfsd, target::local);
+  FOR_TARGETS(target::vnfsd, target::local, target::vnfsd_rdma);
   client_env env(kind);
   client& c = env.c();
   asio::io_context io;
@@ -312,7 +312,7 @@ TEST_CASE("Asio tokens for every operation, in one coroutine", "[client][async][
 // ---- registered memory -----------------------------------------------------------------
 
 TEST_CASE("registered memory: the cap, deregistration, slices of destroyed regions", "[client][memory]") {
-  FOR_TARGETS(target::vnfsd, target::local);
+  FOR_TARGETS(target::vnfsd, target::local, target::vnfsd_rdma);
   client_options o;
   o.max_registered_bytes = MiB;
   client_env env(kind, o);
@@ -368,7 +368,7 @@ TEST_CASE("registered memory: the cap, deregistration, slices of destroyed regio
 
 TEST_CASE("close with operations in flight: every completion once, the unfinished ones closed",
           "[client][async][close]") {
-  FOR_TARGETS(target::vnfsd, target::local);
+  FOR_TARGETS(target::vnfsd, target::local, target::vnfsd_rdma);
   client_env env(kind);
   client& c = env.c();
   constexpr std::size_t n = 512, block = 4096;

@@ -38,7 +38,7 @@ cost cost_of(client& c, F&& f) {
   } while (0)
 
 #define FOR_EACH_NFS_TARGET()                                  \
-  const target kind = GENERATE(target::vnfsd, target::ganesha); \
+  const target kind = GENERATE(target::vnfsd, target::ganesha, target::vnfsd_rdma); \
   INFO("target " << name_of(kind));                            \
   if (!enabled(kind)) return;                                  \
   client_env env(kind);                                        \

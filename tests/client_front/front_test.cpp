@@ -222,7 +222,7 @@ TEST_CASE("connect dispatches on the scheme") {
   CHECK(fake.seen_url.path == "/exp/sub");
   CHECK(c.stats().compounds == 42);
 
-  CHECK(code_of([] { vnfs::client::connect("nfs+rdma://h/x?provider=cma"); }) == vnfs::errc::unsupported_url);
+  CHECK(code_of([] { vnfs::client::connect("nfs+rdma://h/x?provider=iwarp-magic"); }) == vnfs::errc::unsupported_url);
   CHECK(code_of([] { vnfs::client::connect("smb://h/x"); }) == vnfs::errc::bad_url);
   CHECK(code_of([] { vnfs::client::connect("nfs://h:x/"); }) == vnfs::errc::bad_url);
 }

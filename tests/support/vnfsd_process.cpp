@@ -1,5 +1,7 @@
 #include "vnfs/test/vnfsd_process.hpp"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -95,6 +97,28 @@ bool vnfsd_process::try_start(std::string& failure) {
       }
       host_ = std::move(host);
       port_ = port;
+      if (std::find(opts_.extra_args.begin(), opts_.extra_args.end(), "--rdma") == opts_.extra_args.end()) return true;
+      // With --rdma a second ready line follows: "vnfsd listening on rdma+PROVIDER://HOST:PORT".
+      std::string second;
+      try {
+        left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        second = child_->read_line(std::max(left, 0ms));
+      } catch (const process_error& e) {
+        child_.reset();
+        throw process_error(std::string("vnfsd_process: no RDMA ready line: ") + e.what());
+      }
+      auto scheme_end = second.find("://");
+      if (!second.starts_with("vnfsd listening on rdma+") || scheme_end == std::string::npos ||
+          !parse_endpoint(std::string_view(second).substr(scheme_end + 3), host, rdma_port_)) {
+        child_.reset();
+        throw process_error("vnfsd_process: malformed RDMA ready line: \"" + second + "\"");
+      }
+      // A restart asks for the same RDMA port.
+      for (std::size_t i = 0; i + 1 < opts_.extra_args.size(); ++i) {
+        if (opts_.extra_args[i] != "--rdma") continue;
+        auto& spec = opts_.extra_args[i + 1];
+        spec = spec.substr(0, spec.rfind(':') + 1) + std::to_string(rdma_port_);
+      }
       return true;
     }
     before += line + "\\n";

@@ -23,8 +23,15 @@ constexpr const char* usage_head =
     "authenticates them is kept in DIR's trusted.vnfs.fhkey extended attribute, so vnfsd\n"
     "runs as root and DIR must be on a file system with extended attributes).\n"
     "\n"
-    "Once listening it prints one line, 'vnfsd listening on tcp://HOST:PORT', and serves\n"
+    "Once listening it prints one line, 'vnfsd listening on tcp://HOST:PORT' (and with\n"
+    "--rdma a second one, 'vnfsd listening on rdma+PROVIDER://HOST:PORT'), and serves\n"
     "until SIGINT or SIGTERM.\n"
+    "\n"
+    "--rdma PROVIDER:HOST:PORT adds an RPC-over-RDMA v1 listener (RFC 8166/8267/8797).\n"
+    "PROVIDER is 'verbs' (an RDMA NIC through librdmacm; HOST:PORT is its IP address) or\n"
+    "'cma' (same host only: HOST:PORT names the abstract Unix socket\n"
+    "'@vnfs-rdma-cma/HOST:PORT', data moves by process_vm_readv/writev, so clients need\n"
+    "ptrace rights over vnfsd: same uid or root). PORT 0 picks a free port.\n"
     "\n"
     "Options";
 
@@ -46,7 +53,7 @@ bool parse_listen(const std::string& s, std::string& host, std::uint16_t& port) 
 
 int main(int argc, char** argv) {
   vnfs::server::server_options opts;
-  std::string export_dir, listen;
+  std::string export_dir, listen, rdma;
   unsigned lease_seconds = static_cast<unsigned>(opts.lease.count());
   po::options_description desc(usage_head);
   desc.add_options()
@@ -59,7 +66,9 @@ int main(int argc, char** argv) {
       ("lease", po::value(&lease_seconds)->value_name("SECONDS")->default_value(lease_seconds),
        "lease time: clients silent this long lose their state")
       ("root-squash", po::bool_switch(&opts.root_squash),
-       "AUTH_SYS uid 0 acts as nobody (65534)");
+       "AUTH_SYS uid 0 acts as nobody (65534)")
+      ("rdma", po::value(&rdma)->value_name("PROVIDER:HOST:PORT"),
+       "also serve RPC-over-RDMA (PROVIDER: cma or verbs)");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -71,6 +80,14 @@ int main(int argc, char** argv) {
     if (export_dir.empty() || listen.empty()) throw po::error("--export and --listen are required");
     if (!parse_listen(listen, opts.listen_host, opts.listen_port))
       throw po::error("--listen wants HOST:PORT, e.g. 127.0.0.1:2049, not '" + listen + "'");
+    if (!rdma.empty()) {
+      auto colon = rdma.find(':');
+      opts.rdma_provider = rdma.substr(0, colon);
+      if (colon == std::string::npos || (opts.rdma_provider != "cma" && opts.rdma_provider != "verbs") ||
+          !parse_listen(rdma.substr(colon + 1), opts.rdma_host, opts.rdma_port))
+        throw po::error("--rdma wants PROVIDER:HOST:PORT with PROVIDER cma or verbs, e.g. cma:127.0.0.1:20049, not '" +
+                        rdma + "'");
+    }
     if (!std::filesystem::is_directory(export_dir))
       throw po::error("--export: '" + export_dir + "' is not a directory");
     if (opts.threads == 0 || opts.threads > 1024) throw po::error("--threads must be 1..1024");
@@ -85,6 +102,7 @@ int main(int argc, char** argv) {
     vnfs::server::vnfsd server(opts);
     server.stop_on_signals();  // before the ready line: a client may signal right after it
     std::cout << "vnfsd listening on " << server.url() << std::endl;  // flushes
+    if (!server.rdma_url().empty()) std::cout << "vnfsd listening on " << server.rdma_url() << std::endl;
     server.run();
   } catch (const std::exception& e) {
     std::cerr << "vnfsd: " << e.what() << "\n";

@@ -102,6 +102,26 @@ class encoder {
     if (own_.size() > own_at) out.emplace_back(own_.data() + own_at, own_.size() - own_at);
     return out;
   }
+  /// One piece of the output chain, and whether it is a referenced payload (put_opaque_ref)
+  /// rather than the encoder's own bytes. A referenced piece's XDR padding, if any, is
+  /// the first bytes of the next owned piece.
+  struct chain_piece {
+    bytes_view bytes;
+    bool referenced = false;
+  };
+  /// pieces(), tagged: transports that move payloads separately (RPC-over-RDMA chunks)
+  /// find them here. Valid until the encoder is next modified or destroyed.
+  std::vector<chain_piece> chain() const {
+    std::vector<chain_piece> out;
+    std::size_t own_at = 0;
+    for (const piece& p : pieces_) {
+      if (p.own_end > own_at) out.push_back({bytes_view(own_.data() + own_at, p.own_end - own_at), false});
+      own_at = p.own_end;
+      out.push_back({p.ref, true});
+    }
+    if (own_.size() > own_at) out.push_back({bytes_view(own_.data() + own_at, own_.size() - own_at), false});
+    return out;
+  }
   /// The whole encoding as one contiguous buffer (copies referenced pieces).
   std::vector<std::byte> flatten() const {
     std::vector<std::byte> out;

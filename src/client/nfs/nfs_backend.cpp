@@ -18,6 +18,7 @@
 #include "client/memory/registration.hpp"
 #include "client/nfs/session_engine.hpp"
 #include "client/path.hpp"
+#include "transport/rdma/fabric.hpp"
 #include "vnfs/nfs4/attributes.hpp"
 
 namespace vnfs::detail {
@@ -399,6 +400,7 @@ class nfs_backend final : public backend {
     session_engine::settings s;
     s.host = u.host;
     s.port = u.port;
+    if (u.scheme == "nfs+rdma") s.rdma_provider = rdma_provider_of(u);
     s.uid = o.uid.value_or(::getuid());
     s.gid = o.gid.value_or(::getgid());
     s.gids = o.gids;
@@ -487,6 +489,15 @@ class nfs_backend final : public backend {
 };
 
 }  // namespace
+
+std::string rdma_provider_of(const url& u) {
+  auto it = u.query.find("provider");
+  if (it == u.query.end()) return std::string(transport::rdma::default_provider());
+  if (it->second != "cma" && it->second != "verbs")
+    throw std::system_error(make_error_code(errc::unsupported_url),
+                            "vnfs: provider '" + it->second + "' (nfs+rdma supports cma and verbs)");
+  return it->second;
+}
 
 std::unique_ptr<backend> make_nfs_backend(const url& u, const client_options& options) {
   return std::make_unique<nfs_backend>(u, options);

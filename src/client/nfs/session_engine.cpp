@@ -10,24 +10,18 @@
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
 
+#include "client/nfs/reply_bound.hpp"
+#include "client/nfs/rpc_channel.hpp"
 #include "vnfs/error.hpp"
 #include "vnfs/rpc/message.hpp"
-#include "vnfs/rpc/record_marking.hpp"
 
 namespace vnfs::detail {
 
 namespace asio = boost::asio;
-using asio::ip::tcp;
 using nfs4::nfsstat4;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
-
-/// Bytes of a successful reply to SEQUENCE, PUTFH, READ up to and including READ's data
-/// length, after the xid: RPC reply header with an empty AUTH_NONE verifier (20), COMPOUND
-/// status, empty tag and count (12), SEQUENCE4res (44), PUTFH4res (8), READ's opnum, status,
-/// eof and length (16).
-constexpr std::size_t direct_read_prefix = 20 + 12 + 44 + 8 + 16;
 
 struct call {
   std::vector<nfs4::nfs_argop4> ops;  // ops[0] is SEQUENCE when `sequenced`
@@ -37,15 +31,12 @@ struct call {
   bool sequenced = true;
   std::uint32_t slot = 0;
   std::uint32_t xid = 0;
-  xdr::encoder request;  // record mark + RPC call; references WRITE data (zero-copy)
+  std::shared_ptr<xdr::encoder> request;  // RPC call; references WRITE data (zero-copy)
 };
 
 /// Whether running the COMPOUND twice has the effect of running it once. Only the replies
 /// of the others need the server's reply cache: a READ of 1 MiB does not fit in it (the
 /// server answers NFS4ERR_REP_TOO_BIG_TO_CACHE when asked to cache it).
-/// The longest reply accepted (all fragments together): a READ of 4 MiB and its COMPOUND.
-constexpr std::size_t max_reply = 64u << 20;
-
 bool idempotent(const std::vector<nfs4::nfs_argop4>& ops) {
   for (std::size_t i = 1; i < ops.size(); ++i) {
     if (!std::holds_alternative<nfs4::PUTFH4args>(ops[i]) && !std::holds_alternative<nfs4::PUTROOTFH4args>(ops[i]) &&
@@ -71,7 +62,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> work;
   std::thread thread;
-  tcp::socket sock{io};
+  std::shared_ptr<rpc_channel> channel;  // TCP or RPC-over-RDMA (settings::rdma_provider)
   asio::steady_timer renew_timer{io};
   asio::steady_timer reconnect_timer{io};
 
@@ -85,7 +76,6 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   std::deque<std::unique_ptr<call>> waiting;
   std::map<std::uint32_t, std::unique_ptr<call>> inflight;
   std::deque<std::uint32_t> to_write;  // xids
-  bool writing = false;
   bool connected = false;
   bool recovering = false;
   bool closing = false;
@@ -99,14 +89,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   mutable std::mutex limits_mu;     // fore is read by other threads (limits())
   std::uint32_t ops_cap = UINT32_MAX;  // operations per COMPOUND the server really takes (limits_mu)
   std::error_code last_error;       // of the lost connection, for what fails after retries
-  std::uint64_t gen = 0;  // counts lost connections; socket handlers carry the one they began on
   bool reclaiming = false;  // RECLAIM_COMPLETE of a new client ID in flight: others wait
-
-  // Receive state.
-  std::array<std::byte, 8> head{};  // record mark + xid
-  std::array<std::byte, 4> next_mark{};  // record mark of a reply's later fragment
-  std::vector<std::byte> body;
-  std::size_t record_left = 0;      // bytes of the current record after the xid
 
   std::mutex submit_mu;  // orders submit() against the end of the I/O thread
   bool stopped = false;  // guarded by submit_mu
@@ -129,15 +112,14 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   void encode(call& c) {
     c.xid = next_xid++;
     if (next_xid == 0) next_xid = 1;
-    c.request = xdr::encoder();
-    std::size_t mark = c.request.reserve_u32();
+    c.request = std::make_shared<xdr::encoder>();  // a new one: the channel may still hold the old
+    xdr::encoder& e = *c.request;
     rpc::call_header h{c.xid, nfs4::NFS4_PROGRAM, nfs4::NFS_V4, nfs4::NFSPROC4_COMPOUND, credential(), {}};
-    rpc::encode_call(c.request, h);
-    xdr::encode(c.request, std::string());  // tag
-    c.request.put_u32(1);                   // minor version
-    c.request.put_u32(static_cast<std::uint32_t>(c.ops.size()));
-    for (const auto& op : c.ops) nfs4::encode_argop(c.request, op);
-    c.request.patch_u32(mark, static_cast<std::uint32_t>(c.request.size() - 4) | rpc::last_fragment_bit);
+    rpc::encode_call(e, h);
+    xdr::encode(e, std::string());  // tag
+    e.put_u32(1);                   // minor version
+    e.put_u32(static_cast<std::uint32_t>(c.ops.size()));
+    for (const auto& op : c.ops) nfs4::encode_argop(e, op);
   }
 
   /// WRITE payload leaves by reference (scatter-gather) except tiny pieces the encoder
@@ -146,8 +128,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     std::size_t payload = 0;
     for (const auto& op : c.ops)
       if (auto* w = std::get_if<nfs4::WRITE4args>(&op)) payload += w->data.size();
-    n_direct += c.request.referenced_bytes();
-    n_copied += payload - c.request.referenced_bytes();
+    n_direct += c.request->referenced_bytes();
+    n_copied += payload - c.request->referenced_bytes();
   }
 
   void send(std::unique_ptr<call> c) {
@@ -161,20 +143,14 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   }
 
   void write_next() {
-    while (!writing && connected && !to_write.empty()) {
+    while (connected && !to_write.empty()) {
       auto it = inflight.find(to_write.front());
       to_write.pop_front();
       if (it == inflight.end()) continue;  // answered or failed meanwhile
-      writing = true;
-      std::vector<asio::const_buffer> bufs;
-      for (auto p : it->second->request.pieces()) bufs.emplace_back(p.data(), p.size());
-      asio::async_write(sock, bufs, [self = shared_from_this(), g = gen](boost::system::error_code ec, std::size_t n) {
-        if (g != self->gen) return;  // of a connection already lost: `writing` is the new one's
-        self->writing = false;
-        self->n_sent += n;
-        if (ec) return self->connection_lost(ec);
-        self->write_next();
-      });
+      const call& c = *it->second;
+      std::span<std::byte> target = c.read && c.read->direct ? c.read->target : std::span<std::byte>();
+      std::size_t limit = have_session ? fore.ca_maxresponsesize : reply_size_cap;
+      channel->send(c.xid, c.request, target, std::min(reply_size_bound(c.ops), limit));
     }
   }
 
@@ -222,146 +198,37 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
 
   // ---- receiving -----------------------------------------------------------------------
 
-  void read_head() {
-    asio::async_read(sock, asio::buffer(head), [self = shared_from_this(), g = gen](boost::system::error_code ec, std::size_t) {
-      if (g != self->gen) return;  // of a connection already lost
-      if (ec) return self->connection_lost(ec);
-      self->on_head();
-    });
+  channel_events events() {
+    channel_events ev;
+    std::weak_ptr<impl> weak = weak_from_this();
+    ev.on_reply = [weak](std::uint32_t xid, std::vector<std::byte> record, direct_info direct) {
+      if (auto self = weak.lock()) self->on_record(xid, std::move(record), direct);
+    };
+    ev.on_call_failed = [weak](std::uint32_t xid, std::error_code ec) {
+      if (auto self = weak.lock()) self->on_call_failed(xid, ec);
+    };
+    ev.on_lost = [weak](std::error_code ec) {
+      if (auto self = weak.lock()) self->connection_lost(ec);
+    };
+    ev.read_target = [weak](std::uint32_t xid) -> std::span<std::byte> {
+      auto self = weak.lock();
+      if (!self) return {};
+      auto it = self->inflight.find(xid);
+      if (it == self->inflight.end() || !it->second->read || !it->second->read->direct) return {};
+      return it->second->read->target;
+    };
+    return ev;
   }
 
-  void on_head() {
-    xdr::decoder d(head);
-    std::uint32_t mark = d.get_u32();
-    std::uint32_t xid = d.get_u32();
-    std::size_t len = mark & ~rpc::last_fragment_bit;
-    if (len < 4 || len > max_reply) return connection_lost(make_error_code(errc::protocol_error));
-    n_received += 8;
-    if (!(mark & rpc::last_fragment_bit)) {  // a reply in several fragments (NFS-Ganesha sends them)
-      body.assign(head.begin() + 4, head.end());
-      return read_fragment(xid, len - 4, false);
-    }
-    record_left = len - 4;
+  /// The transport refused a call (RPC-over-RDMA's RDMA_ERROR): it fails alone.
+  void on_call_failed(std::uint32_t xid, std::error_code ec) {
     auto it = inflight.find(xid);
-    call* c = it == inflight.end() ? nullptr : it->second.get();
-    if (c && c->read && c->read->direct && record_left >= direct_read_prefix) {
-      return read_direct_prefix(xid);
-    }
-    read_body(xid, 0);
-  }
-
-  /// Appends `n` bytes of a fragment to `body`; after the last fragment, the whole record
-  /// is decoded (never received directly: fragments are rare and the prefix may be split).
-  void read_fragment(std::uint32_t xid, std::size_t n, bool last) {
-    const std::size_t at = body.size();
-    if (at + n > max_reply) return connection_lost(make_error_code(errc::protocol_error));
-    body.resize(at + n);
-    asio::async_read(sock, asio::buffer(body.data() + at, n),
-                     [self = shared_from_this(), g = gen, xid, last](boost::system::error_code ec, std::size_t got) {
-                       if (g != self->gen) return;  // of a connection already lost
-                       if (ec) return self->connection_lost(ec);
-                       self->n_received += got;
-                       if (!last) return self->read_fragment_mark(xid);
-                       std::vector<std::byte> record = std::move(self->body);
-                       self->on_record(xid, std::move(record), {});
-                       self->read_head();
-                     });
-  }
-
-  void read_fragment_mark(std::uint32_t xid) {
-    asio::async_read(sock, asio::buffer(next_mark),
-                     [self = shared_from_this(), g = gen, xid](boost::system::error_code ec, std::size_t got) {
-                       if (g != self->gen) return;
-                       if (ec) return self->connection_lost(ec);
-                       self->n_received += got;
-                       xdr::decoder d(self->next_mark);
-                       std::uint32_t mark = d.get_u32();
-                       self->read_fragment(xid, mark & ~rpc::last_fragment_bit, (mark & rpc::last_fragment_bit) != 0);
-                     });
-  }
-
-  /// Reads the rest of the record into `body` after the first `have` bytes already there.
-  void read_body(std::uint32_t xid, std::size_t have) {
-    body.resize(4 + have + record_left);
-    std::copy(head.begin() + 4, head.end(), body.begin());
-    asio::async_read(sock, asio::buffer(body.data() + 4 + have, record_left),
-                     [self = shared_from_this(), g = gen, xid](boost::system::error_code ec, std::size_t n) {
-                       if (g != self->gen) return;  // of a connection already lost
-                       if (ec) return self->connection_lost(ec);
-                       self->n_received += n;
-                       self->record_left = 0;
-                       std::vector<std::byte> record = std::move(self->body);
-                       self->on_record(xid, std::move(record), {});
-                       self->read_head();
-                     });
-  }
-
-  void read_direct_prefix(std::uint32_t xid) {
-    body.resize(4 + direct_read_prefix);
-    std::copy(head.begin() + 4, head.end(), body.begin());
-    asio::async_read(sock, asio::buffer(body.data() + 4, direct_read_prefix),
-                     [self = shared_from_this(), g = gen, xid](boost::system::error_code ec, std::size_t n) {
-                       if (g != self->gen) return;  // of a connection already lost
-                       if (ec) return self->connection_lost(ec);
-                       self->n_received += n;
-                       self->record_left -= n;
-                       self->on_direct_prefix(xid);
-                     });
-  }
-
-  /// The prefix of a reply to SEQUENCE, PUTFH, READ is in `body`. If it has the expected
-  /// successful shape, the payload goes straight into the caller's target.
-  void on_direct_prefix(std::uint32_t xid) {
-    auto& c = *inflight.at(xid);
-    std::span<std::byte> target = c.read->target;
-    std::uint32_t len = 0;
-    bool ok = false;
-    try {
-      xdr::decoder d(body);
-      auto h = rpc::decode_reply(d);
-      ok = h.is_success() && h.verf.body.empty() && d.get_u32() == 0 /* NFS4_OK */ &&
-           d.get_u32() == 0 /* empty tag */ && d.get_u32() == 3;
-      if (ok) {
-        (void)nfs4::decode_resop(d);  // SEQUENCE (statuses OK: the COMPOUND status was OK)
-        (void)nfs4::decode_resop(d);  // PUTFH
-        ok = d.get_u32() == static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_READ) && d.get_u32() == 0;
-        d.get_u32();  // eof
-        len = d.get_u32();
-        ok = ok && len <= target.size() && std::size_t(len) + ((4 - (len & 3)) & 3) <= record_left;
-      }
-    } catch (const xdr::decode_error&) {
-      ok = false;
-    }
-    if (!ok) return read_body(xid, direct_read_prefix);  // the general path decodes it
-    asio::async_read(sock, asio::buffer(target.data(), len),
-                     [self = shared_from_this(), g = gen, xid, len](boost::system::error_code ec, std::size_t n) {
-                       if (g != self->gen) return;  // of a connection already lost
-                       if (ec) return self->connection_lost(ec);
-                       self->n_received += n;
-                       self->n_direct += n;
-                       self->record_left -= n;
-                       self->read_direct_trailer(xid, len);
-                     });
-  }
-
-  void read_direct_trailer(std::uint32_t xid, std::uint32_t len) {
-    std::size_t prefix_end = body.size();
-    if (record_left == 0) {  // payload a multiple of 4 bytes: no padding to read
-      std::vector<std::byte> record = std::move(body);
-      on_record(xid, std::move(record), std::make_pair(prefix_end, len));
-      return read_head();
-    }
-    body.resize(prefix_end + record_left);
-    asio::async_read(sock, asio::buffer(body.data() + prefix_end, record_left),
-                     [self = shared_from_this(), g = gen, xid, len, prefix_end](boost::system::error_code ec, std::size_t n) {
-                       if (g != self->gen) return;  // of a connection already lost
-                       if (ec) return self->connection_lost(ec);
-                       self->n_received += n;
-                       self->record_left = 0;
-                       std::vector<std::byte> record = std::move(self->body);
-                       self->on_record(xid, std::move(record), std::make_pair(prefix_end, len));
-                       self->read_head();
-                     });
+    if (it == inflight.end()) return;
+    std::unique_ptr<call> c = std::move(it->second);
+    inflight.erase(it);
+    compound_reply empty;
+    if (!c->sequenced) return c->done(ec, empty);
+    finish_sequenced(std::move(c), ec, empty);
   }
 
   /// A whole reply. `direct` (when set) says the READ payload of `len` bytes went to the
@@ -457,13 +324,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   void connection_lost(std::error_code ec) {
     if (!connected) return;
     connected = false;
-    // Handlers of this socket still to run (cancelled reads and writes) must not touch the
-    // next connection's state or take it for lost.
-    ++gen;
-    writing = false;
     to_write.clear();
-    boost::system::error_code ignore;
-    sock.close(ignore);
+    channel->close();
     if (closing) return;
     lost_at = clock_type::now();
     last_error = ec;
@@ -472,18 +334,11 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
 
   void reconnect() {
     if (clock_type::now() - lost_at > cfg.reconnect_for) return fail_all(last_error);
-    auto self = shared_from_this();
-    tcp::resolver resolver(io);
-    boost::system::error_code rec;
-    auto eps = resolver.resolve(cfg.host, std::to_string(cfg.port), rec);
-    if (rec) return retry_reconnect();
-    sock = tcp::socket(io);
-    asio::async_connect(sock, eps, [self](boost::system::error_code ec, const tcp::endpoint&) {
+    channel->connect([self = shared_from_this()](std::error_code ec) {
+      if (self->closing) return;
       if (ec) return self->retry_reconnect();
-      self->sock.set_option(tcp::no_delay(true));
       self->connected = true;
       self->n_reconnects++;
-      self->read_head();
       self->rebind();
     });
   }
@@ -643,13 +498,14 @@ session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::m
   m.owner = "vnfs-client-" + std::to_string(::getpid()) + "-" +
             std::to_string(reinterpret_cast<std::uintptr_t>(impl_.get()));
   m.boot_verifier = static_cast<std::uint64_t>(clock_type::now().time_since_epoch().count());
+  wire_counters wc{m.n_sent, m.n_received, m.n_direct};
+  m.channel = m.cfg.rdma_provider.empty()
+                  ? make_tcp_channel(m.io, m.cfg.host, m.cfg.port, m.events(), wc)
+                  : make_rdma_channel(m.io, m.cfg.rdma_provider, m.cfg.host, m.cfg.port, m.events(), wc);
   // Connect on this thread (the I/O thread does not run yet), bounded by connect_timeout.
-  tcp::resolver resolver(m.io);
-  boost::system::error_code ec;
-  auto eps = resolver.resolve(m.cfg.host, std::to_string(m.cfg.port), ec);
-  if (ec) throw std::system_error(ec, "vnfs: resolve " + m.cfg.host);
+  std::error_code ec;
   bool done = false;
-  asio::async_connect(m.sock, eps, [&](boost::system::error_code e, const tcp::endpoint&) {
+  m.channel->connect([&](std::error_code e) {
     ec = e;
     done = true;
   });
@@ -657,17 +513,18 @@ session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::m
   const auto deadline = clock_type::now() + m.cfg.connect_timeout;
   while (!done && m.io.run_one_until(deadline) != 0) {
   }
-  if (!done) throw std::system_error(make_error_code(std::errc::timed_out), "vnfs: connect to " + m.cfg.host);
+  if (!done) {
+    m.channel->close();
+    throw std::system_error(make_error_code(std::errc::timed_out), "vnfs: connect to " + m.cfg.host);
+  }
   if (ec) throw std::system_error(ec, "vnfs: connect to " + m.cfg.host + ":" + std::to_string(m.cfg.port));
   m.io.restart();
-  m.sock.set_option(tcp::no_delay(true));
   m.connected = true;
 
   std::promise<void> ready;
   auto fut = ready.get_future();
   m.thread = std::thread([this] { impl_->io.run(); });
   asio::post(m.io, [&m, &ready] {
-    m.read_head();
     m.establish_session(&ready);
     m.schedule_renewal();
   });
@@ -734,9 +591,8 @@ void session_engine::close() {
     // The server did not answer in time; the session will expire with its lease.
   }
   asio::post(m.io, [&m] {
-    boost::system::error_code ignore;
     m.connected = false;
-    m.sock.close(ignore);
+    m.channel->close();
     m.work.reset();
     m.io.stop();
   });

@@ -1,6 +1,7 @@
-// vnfs client, nfs backend: one NFSv4.1 session over one TCP connection, driven by one I/O
-// thread — slot table, sequence ids, zero-copy READ receive, reconnection with
-// retransmission on the same slot and sequence id, session recovery, lease renewal.
+// vnfs client, nfs backend: one NFSv4.1 session over one connection (TCP or RPC-over-RDMA,
+// see rpc_channel.hpp), driven by one I/O thread — slot table, sequence ids, zero-copy READ
+// receive, reconnection with retransmission on the same slot and sequence id, session
+// recovery, lease renewal.
 #pragma once
 
 #include <chrono>
@@ -25,8 +26,9 @@ struct compound_reply {
 };
 
 /// Where the payload of a READ that ends a COMPOUND goes. When `direct` is set and the
-/// reply is well-formed, the payload is received from the socket straight into `target`
-/// (zero-copy); otherwise the READ4resok data is a view into compound_reply::buffer.
+/// reply is well-formed, the payload is received from the socket (or RDMA-Written by the
+/// server) straight into `target` (zero-copy); otherwise the READ4resok data is a view
+/// into compound_reply::buffer.
 struct read_placement {
   std::span<std::byte> target;
   bool direct = false;
@@ -41,6 +43,8 @@ class session_engine {
   struct settings {
     std::string host;
     std::uint16_t port = 2049;
+    /// RPC-over-RDMA over this fabric provider ("cma", "verbs") instead of TCP when set.
+    std::string rdma_provider;
     std::uint32_t uid = 0, gid = 0;
     std::vector<std::uint32_t> gids;
     std::uint32_t slots = 64;

@@ -41,6 +41,9 @@ class vnfsd_process {
   /// Host and port from the ready line of the current (or last) run.
   const std::string& host() const noexcept { return host_; }
   std::uint16_t port() const noexcept { return port_; }
+  /// With "--rdma PROVIDER:HOST:PORT" among the extra arguments: the port of the second
+  /// ready line, "vnfsd listening on rdma+PROVIDER://HOST:PORT" (0 without).
+  std::uint16_t rdma_port() const noexcept { return rdma_port_; }
   const std::filesystem::path& export_dir() const noexcept { return opts_.export_dir; }
   /// pid of the running server; -1 when stopped.
   pid_t pid() const noexcept;
@@ -72,6 +75,7 @@ class vnfsd_process {
   options opts_;
   std::string host_;
   std::uint16_t port_ = 0;
+  std::uint16_t rdma_port_ = 0;
   std::unique_ptr<child_process> child_;
 };
 

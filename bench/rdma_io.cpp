@@ -1,0 +1,324 @@
+// bench/rdma_io — direct reads (into registered memory) of 64 KiB to 4 MiB at queue depths 1
+// to 64 through vnfs::client against vnfsd, over TCP (nfs://) and over RPC-over-RDMA with
+// the cma provider (nfs+rdma://...?provider=cma): bandwidth and the client's CPU seconds per
+// GiB. The DAFS claim under test (papers/003): client CPU per byte with RDMA at most a third
+// of TCP's.
+//
+// vnfsd runs as a separate process serving both transports, so getrusage(RUSAGE_SELF) of this
+// process is the client's CPU alone. (With cma the server's process_vm_writev does the copy
+// into our memory: that CPU is the server's, as an RDMA NIC's DMA would be nobody's.) A read
+// of S bytes is ceil(S / 1 MiB) client reads (the SDK's largest single READ) issued together
+// into one registered slice; `depth` such reads are kept in flight at random S-aligned
+// offsets of the file. Every run is bounded by --seconds and --max-bytes; every read's data
+// is checked. Then, per transport, many small files are read (open, read, close; see
+// small_files). Results go to a JSON file.
+#include <fcntl.h>
+#include <sys/resource.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "bench_util.hpp"
+#include "vnfs/client.hpp"
+#include "vnfs/test/temp_dir.hpp"
+#include "vnfs/test/vnfsd_process.hpp"
+
+namespace po = boost::program_options;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::size_t piece_max = 1u << 20;  // the SDK's largest single READ
+
+struct result {
+  std::string transport;
+  std::size_t size = 0;
+  unsigned depth = 0;
+  std::uint64_t reads = 0, bytes = 0;
+  double seconds = 0, cpu_seconds = 0;
+  std::uint64_t compounds = 0, bytes_direct = 0, bytes_copied = 0;
+};
+
+double cpu_now() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, std::size_t size, unsigned depth,
+               double seconds, std::uint64_t max_bytes) {
+  const std::size_t pieces = (size + piece_max - 1) / piece_max;
+  std::vector<std::byte> buf(std::size_t(depth) * size);
+  vnfs::memory_region mr = c.register_memory(buf.data(), buf.size(), vnfs::access::read);
+  vnfs::completion_group g = c.make_group();
+  std::mt19937_64 rng(depth * 7919 + size);
+  const std::uint64_t slots_in_file = file_size / size;
+  std::vector<std::uint64_t> offset_of(depth);
+  std::vector<std::size_t> left(depth);  // pieces of the slot's read still to complete
+
+  auto issue = [&](unsigned slot) {
+    std::uint64_t off = (rng() % slots_in_file) * size;
+    offset_of[slot] = off;
+    left[slot] = pieces;
+    for (std::size_t p = 0; p < pieces; ++p) {
+      std::size_t at = p * piece_max, n = std::min(piece_max, size - at);
+      c.read(f, off + at, mr.slice(std::size_t(slot) * size + at, n), g, std::uint64_t(slot) << 16 | p);
+    }
+  };
+
+  vnfs::client_stats s0 = c.stats();
+  double cpu0 = cpu_now();
+  auto start = clock_type::now();
+  auto deadline = start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
+  std::uint64_t issued = 0, done = 0;
+  for (unsigned s = 0; s < depth && issued * size < max_bytes; ++s, ++issued) issue(s);
+  std::array<vnfs::completion, 64> batch;
+  bool stop = false;
+  while (done < issued) {
+    std::size_t k = g.poll(batch);
+    if (k == 0) {
+      batch[0] = g.wait();
+      k = 1;
+    }
+    for (std::size_t i = 0; i < k; ++i) {
+      const auto& e = batch[i];
+      if (e.status) throw std::runtime_error("read failed: " + e.status.message());
+      unsigned slot = static_cast<unsigned>(e.tag >> 16);
+      std::size_t p = e.tag & 0xffff;
+      std::size_t want = std::min(piece_max, size - p * piece_max);
+      if (e.bytes != want) throw std::runtime_error("short read");
+      if (--left[slot] != 0) continue;
+      // Spot-check the read: the first and last words hold their file offsets.
+      std::uint64_t first, last;
+      std::memcpy(&first, buf.data() + std::size_t(slot) * size, 8);
+      std::memcpy(&last, buf.data() + std::size_t(slot) * size + size - 8, 8);
+      if (first != offset_of[slot] || last != offset_of[slot] + size - 8)
+        throw std::runtime_error("wrong data at offset " + std::to_string(offset_of[slot]));
+      ++done;
+      if (!stop && ((issued + 1) * size > max_bytes || clock_type::now() >= deadline)) stop = true;
+      if (!stop) {
+        issue(slot);
+        ++issued;
+      }
+    }
+  }
+  result r;
+  r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  r.cpu_seconds = cpu_now() - cpu0;
+  vnfs::client_stats s1 = c.stats();
+  r.size = size;
+  r.depth = depth;
+  r.reads = done;
+  r.bytes = done * size;
+  r.compounds = s1.compounds - s0.compounds;
+  r.bytes_direct = s1.payload_bytes_direct - s0.payload_bytes_direct;
+  r.bytes_copied = s1.payload_bytes_copied - s0.payload_bytes_copied;
+  return r;
+}
+
+/// Reads `n` small files (open, read of `file_size` bytes into registered memory, close),
+/// `depth` files at a time: the many-small-files workload. The SDK's vectorized calls are not
+/// on this branch, so each file costs three COMPOUNDs here.
+struct small_result {
+  std::string transport;
+  unsigned files = 0, depth = 0;
+  std::size_t file_size = 0;
+  double seconds = 0, cpu_seconds = 0;
+  std::uint64_t compounds = 0;
+};
+
+small_result small_files(vnfs::client& c, unsigned n, std::size_t fsize, unsigned depth) {
+  std::vector<std::byte> buf(std::size_t(depth) * fsize);
+  vnfs::memory_region mr = c.register_memory(buf.data(), buf.size(), vnfs::access::read);
+  vnfs::completion_group g = c.make_group();
+  std::vector<vnfs::file> files(depth);
+  std::vector<unsigned> index(depth);
+  enum stage : std::uint64_t { opened = 0, read_done = 1, closed = 2 };
+  vnfs::client_stats s0 = c.stats();
+  double cpu0 = cpu_now();
+  auto start = clock_type::now();
+  unsigned next = 0, finished = 0;
+  auto open_next = [&](unsigned slot) {
+    index[slot] = next++;
+    c.open("small/" + std::to_string(index[slot]), O_RDONLY, 0, &files[slot], g, std::uint64_t(slot) << 2 | opened);
+  };
+  for (unsigned s = 0; s < depth && next < n; ++s) open_next(s);
+  std::array<vnfs::completion, 64> batch;
+  // Each file completes three operations; the loop ends when every file is closed.
+  for (std::uint64_t guard = 0; finished < n && guard < std::uint64_t(n) * 3 + 1; ) {
+    std::size_t k = g.poll(batch);
+    if (k == 0) {
+      batch[0] = g.wait();
+      k = 1;
+    }
+    for (std::size_t i = 0; i < k; ++i, ++guard) {
+      const auto& e = batch[i];
+      if (e.status) throw std::runtime_error("small file: " + e.status.message());
+      unsigned slot = static_cast<unsigned>(e.tag >> 2);
+      switch (e.tag & 3) {
+        case opened:
+          c.read(files[slot], 0, mr.slice(std::size_t(slot) * fsize, fsize), g, std::uint64_t(slot) << 2 | read_done);
+          break;
+        case read_done: {
+          if (e.bytes != fsize) throw std::runtime_error("small file: short read");
+          std::uint64_t first;
+          std::memcpy(&first, buf.data() + std::size_t(slot) * fsize, 8);
+          if (first != index[slot]) throw std::runtime_error("small file: wrong data");
+          c.close(files[slot], g, std::uint64_t(slot) << 2 | closed);
+          break;
+        }
+        default:
+          ++finished;
+          if (next < n) open_next(slot);
+      }
+    }
+  }
+  small_result r;
+  r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  r.cpu_seconds = cpu_now() - cpu0;
+  r.compounds = c.stats().compounds - s0.compounds;
+  r.files = n;
+  r.depth = depth;
+  r.file_size = fsize;
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  std::string depths = "1,4,16,64", sizes = "65536,262144,1048576,4194304", transports = "tcp,rdma";
+  std::string out = "bench/results/rdma_io.json";
+  double seconds = 2;
+  std::uint64_t max_gib = 8;
+  unsigned file_mib = 512, server_threads = 4, small_count = 1000, small_size = 4096, small_depth = 64;
+  po::options_description desc(
+      "Usage: rdma_io [options]\n\n"
+      "Measures direct reads (registered memory) of several sizes and queue depths through\n"
+      "vnfs::client against vnfsd (started here as a separate process on 127.0.0.1 with TCP\n"
+      "and RPC-over-RDMA/cma listeners), over each transport: bandwidth and client CPU\n"
+      "seconds per GiB. Writes the results as JSON.\n\nOptions");
+  desc.add_options()("help,h", "print this help")
+      ("sizes", po::value(&sizes)->default_value(sizes), "comma-separated read sizes in bytes (4 KiB .. 64 MiB)")
+      ("depths", po::value(&depths)->default_value(depths), "comma-separated queue depths (1..256)")
+      ("transports", po::value(&transports)->default_value(transports), "comma-separated: tcp, rdma")
+      ("seconds", po::value(&seconds)->default_value(seconds), "duration of each run")
+      ("max-gib", po::value(&max_gib)->default_value(max_gib), "upper bound of GiB read per run")
+      ("file-mib", po::value(&file_mib)->default_value(file_mib), "size of the file read (MiB)")
+      ("server-threads", po::value(&server_threads)->default_value(server_threads), "vnfsd --threads")
+      ("small-files", po::value(&small_count)->default_value(small_count), "small files read per transport (0: none)")
+      ("small-size", po::value(&small_size)->default_value(small_size), "bytes of each small file (8..1 MiB)")
+      ("small-depth", po::value(&small_depth)->default_value(small_depth), "small files in flight (1..256)")
+      ("out", po::value(&out)->default_value(out), "JSON output file");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, desc), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (seconds <= 0 || seconds > 600) throw std::runtime_error("--seconds must be in (0, 600]");
+  if (file_mib == 0 || file_mib > 4096) throw std::runtime_error("--file-mib must be 1..4096");
+  if (max_gib == 0 || max_gib > 1024) throw std::runtime_error("--max-gib must be 1..1024");
+  const std::size_t file_size = std::size_t(file_mib) << 20;
+
+  vnfs::test::temp_dir dir("vnfs-bench-rdma-io");
+  std::fprintf(stderr, "writing a %u MiB file ...\n", file_mib);
+  vnfs::bench::write_offset_file(dir.path() / "bench.dat", file_size);
+  if (small_size < 8 || small_size > (1u << 20)) throw std::runtime_error("--small-size must be 8..1048576");
+  if (small_depth == 0 || small_depth > 256) throw std::runtime_error("--small-depth must be 1..256");
+  if (small_count > 100000) throw std::runtime_error("--small-files must be at most 100000");
+  std::filesystem::create_directory(dir.path() / "small");
+  for (unsigned i = 0; i < small_count; ++i) {  // file i starts with the 8-byte word i
+    std::vector<std::byte> content(small_size, std::byte{0});
+    std::uint64_t w = i;
+    std::memcpy(content.data(), &w, 8);
+    std::ofstream(dir.path() / "small" / std::to_string(i), std::ios::binary)
+        .write(reinterpret_cast<const char*>(content.data()), static_cast<std::streamsize>(content.size()));
+  }
+  vnfs::test::vnfsd_process server(dir.path(), {"--threads", std::to_string(server_threads), "--rdma", "cma:127.0.0.1:0"});
+  std::fprintf(stderr, "vnfsd (pid %d): tcp port %u, rdma+cma port %u\n", static_cast<int>(server.pid()),
+               server.port(), server.rdma_port());
+
+  std::vector<result> results;
+  std::vector<small_result> smalls;
+  for (const auto& t : vnfs::bench::split_list(transports, ',')) {
+    std::string url;
+    if (t == "tcp") url = "nfs://" + server.host() + ":" + std::to_string(server.port()) + "/";
+    else if (t == "rdma") url = "nfs+rdma://127.0.0.1:" + std::to_string(server.rdma_port()) + "/?provider=cma";
+    else throw std::runtime_error("unknown transport '" + t + "'");
+    vnfs::client c = vnfs::client::connect(url);
+    vnfs::file f = c.open("bench.dat", O_RDONLY);
+    for (const auto& s : vnfs::bench::split_list(sizes, ',')) {
+      std::size_t size = std::stoull(s);
+      if (size < 4096 || size > (64u << 20) || size % 8 != 0 || size > file_size)
+        throw std::runtime_error("sizes must be multiples of 8 in 4 KiB .. 64 MiB and fit the file");
+      for (const auto& d : vnfs::bench::split_list(depths, ',')) {
+        unsigned depth = static_cast<unsigned>(std::stoul(d));
+        if (depth == 0 || depth > 256) throw std::runtime_error("depths must be 1..256");
+        if (std::size_t(depth) * size > (512u << 20)) {
+          std::fprintf(stderr, "%-4s %8zu x %3u: skipped (more than 512 MiB of buffers)\n", t.c_str(), size, depth);
+          continue;
+        }
+        std::fprintf(stderr, "%-4s %8zu x %3u ... ", t.c_str(), size, depth);
+        result r = measure(c, f, file_size, size, depth, seconds, max_gib << 30);
+        r.transport = t;
+        double gib = static_cast<double>(r.bytes) / double(1u << 30);
+        std::fprintf(stderr, "%8.1f MiB/s, %6.3f client CPU s/GiB (%llu reads, %llu direct, %llu copied bytes)\n",
+                     double(r.bytes) / r.seconds / double(1u << 20), r.cpu_seconds / gib,
+                     static_cast<unsigned long long>(r.reads), static_cast<unsigned long long>(r.bytes_direct),
+                     static_cast<unsigned long long>(r.bytes_copied));
+        results.push_back(r);
+      }
+    }
+    if (small_count > 0) {
+      small_result r = small_files(c, small_count, small_size, small_depth);
+      r.transport = t;
+      std::fprintf(stderr, "%-4s %u small files of %zu bytes, %u in flight: %.3f s, %.3f client CPU s, %llu COMPOUNDs\n",
+                   t.c_str(), r.files, r.file_size, r.depth, r.seconds, r.cpu_seconds,
+                   static_cast<unsigned long long>(r.compounds));
+      smalls.push_back(r);
+    }
+    c.close(f);
+    c.close();
+  }
+
+  std::ofstream o = vnfs::bench::open_results(out, "rdma_io");
+  o << "  \"server\": \"vnfsd\", \"server_threads\": " << server_threads << ", \"rdma_provider\": \"cma\""
+    << ", \"file_bytes\": " << file_size << ",\n"
+    << "  \"seconds_per_run\": " << seconds << ", \"max_gib_per_run\": " << max_gib << ",\n  \"results\": [\n";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    double gib = static_cast<double>(r.bytes) / double(1u << 30);
+    o << "    {\"transport\": \"" << r.transport << "\", \"size\": " << r.size << ", \"depth\": " << r.depth
+      << ", \"reads\": " << r.reads << ", \"bytes\": " << r.bytes << ", \"seconds\": " << r.seconds
+      << ", \"mib_per_second\": " << double(r.bytes) / r.seconds / double(1u << 20)
+      << ", \"cpu_seconds\": " << r.cpu_seconds << ", \"cpu_seconds_per_gib\": " << r.cpu_seconds / gib
+      << ", \"compounds\": " << r.compounds << ", \"payload_bytes_direct\": " << r.bytes_direct
+      << ", \"payload_bytes_copied\": " << r.bytes_copied << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+  }
+  o << "  ],\n  \"small_files\": [\n";
+  for (std::size_t i = 0; i < smalls.size(); ++i) {
+    const auto& r = smalls[i];
+    o << "    {\"transport\": \"" << r.transport << "\", \"files\": " << r.files << ", \"file_bytes\": " << r.file_size
+      << ", \"depth\": " << r.depth << ", \"seconds\": " << r.seconds << ", \"cpu_seconds\": " << r.cpu_seconds
+      << ", \"compounds\": " << r.compounds << "}" << (i + 1 < smalls.size() ? "," : "") << "\n";
+  }
+  o << "  ]\n}\n";
+  if (!o) throw std::runtime_error("cannot write " + out);
+  std::cerr << "wrote " << out << "\n";
+  return 0;
+} catch (const std::exception& e) {
+  std::cerr << "rdma_io: " << e.what() << "\n";
+  return 1;
+}

@@ -1,0 +1,262 @@
+#include "transport/rdma/rpc_client.hpp"
+
+#include "transport/rdma/chunks.hpp"
+
+namespace vnfs::transport::rdma {
+
+namespace rr = rpc::rdma;
+
+namespace {
+
+std::error_code errc_code(std::errc e) { return std::make_error_code(e); }
+
+std::vector<std::byte> encode(const rr::header& h) {
+  xdr::encoder e;
+  rr::encode_header(e, h);
+  return e.flatten();
+}
+
+/// Room a reply needs besides the RPC message when the client offered chunks: the fixed
+/// header words and the echoed chunk lists.
+constexpr std::size_t reply_header_room = 7 * 4 + 2 * 4 + 16 * 2;
+/// Above this many pieces a position-zero chunk is flattened into one buffer.
+constexpr std::size_t max_nomsg_segments = 16;
+
+}  // namespace
+
+void rpc_client::connect(fabric& f, const std::string& host, std::uint16_t port, rpc_client_options opts,
+                         lost_handler on_lost, connect_handler done) {
+  if (!opts.request_policy) opts.request_policy = std::make_shared<adaptive_request_policy>();
+  opts.max_credits = std::max<std::uint32_t>(1, opts.max_credits);
+  endpoint_options eo;
+  eo.recv_size = opts.inline_size;
+  eo.max_recv = opts.max_credits;
+  if (opts.send_private_data) {
+    rr::private_data pd;
+    pd.inline_send = opts.inline_size;
+    pd.inline_recv = opts.inline_size;
+    auto b = pd.encode();
+    eo.private_data.assign(b.begin(), b.end());
+  }
+  fabric* fp = &f;
+  f.connect(host, port, eo, [fp, opts, on_lost = std::move(on_lost), done = std::move(done)](
+                                std::error_code ec, std::shared_ptr<endpoint> ep) mutable {
+    if (ec) return done(ec, nullptr);
+    auto c = std::make_shared<rpc_client>(passkey{}, *fp, std::move(ep), std::move(opts), std::move(on_lost));
+    std::weak_ptr<rpc_client> weak = c;
+    c->ep_->post_recv(c->opts_.max_credits);
+    c->ep_->start(
+        [weak](std::span<const std::byte> m) {
+          if (auto self = weak.lock()) self->on_message(m);
+        },
+        [weak](std::error_code why) {
+          if (auto self = weak.lock()) self->lost(why ? why : errc_code(std::errc::connection_reset));
+        });
+    done({}, std::move(c));
+  });
+}
+
+rpc_client::rpc_client(passkey, fabric& f, std::shared_ptr<endpoint> ep, rpc_client_options opts,
+                       lost_handler on_lost)
+    : fabric_(f), ep_(std::move(ep)), opts_(std::move(opts)), on_lost_(std::move(on_lost)) {
+  // RFC 8797: what the peer can receive; 1 KiB when it said nothing.
+  auto pd = rr::private_data::decode(ep_->peer_private_data());
+  std::uint32_t peer_recv = pd ? pd->inline_recv : rr::default_inline_size;
+  inline_send_ = std::min<std::uint32_t>({peer_recv, static_cast<std::uint32_t>(std::min<std::size_t>(ep_->peer_recv_size(), UINT32_MAX)),
+                                          opts_.inline_size});
+}
+
+bool rpc_client::is_open() const { return !closed_ && ep_->is_open(); }
+
+void rpc_client::call(rpc_call c, reply_handler done) {
+  if (closed_) return done(errc_code(std::errc::not_connected), {});
+  auto p = std::make_unique<pending>();
+  p->call = std::move(c);
+  p->done = std::move(done);
+  waiting_.push_back(std::move(p));
+  pump();
+}
+
+void rpc_client::pump() {
+  while (!closed_ && !waiting_.empty() && outstanding_.size() < effective_grant(granted_) &&
+         outstanding_.size() < opts_.max_credits) {
+    auto p = std::move(waiting_.front());
+    waiting_.pop_front();
+    send_one(std::move(p));
+  }
+}
+
+void rpc_client::send_one(std::unique_ptr<pending> p) {
+  const xdr::encoder& msg = *p->call.message;
+  rr::header h;
+  h.xid = p->call.xid;
+  h.credits = opts_.request_policy->request(static_cast<std::uint32_t>(outstanding_.size() + 1), granted_);
+
+  try {
+    // The reply: a Write chunk for READ data, or a Reply chunk for a long reply.
+    if (!p->call.read_target.empty()) {
+      auto& t = p->call.read_target;
+      p->regs.push_back(fabric_.register_memory(t.data(), t.size(), remote_access::write));
+      h.write_list.push_back(rr::write_chunk{{p->regs.back()->segment(0, t.size())}});
+    } else if (p->call.max_reply + reply_header_room > opts_.inline_size) {
+      p->reply_buffer.resize(std::min<std::size_t>(p->call.max_reply, UINT32_MAX));
+      p->regs.push_back(fabric_.register_memory(p->reply_buffer.data(), p->reply_buffer.size(), remote_access::write));
+      h.reply_chunk = rr::write_chunk{{p->regs.back()->segment(0, p->reply_buffer.size())}};
+    }
+
+    // The call: inline, WRITE payloads by Read chunk, or all of it by a position-zero chunk.
+    gather_list body;
+    auto chain = msg.chain();
+    std::size_t header_size = encode(h).size();
+    if (header_size + msg.size() <= inline_send_) {
+      for (auto& piece : chain) body.push_back(piece.bytes);
+      stats_.inline_calls++;
+    } else {
+      reduced_stream red = reduce(chain, opts_.ddp_threshold, rr::max_list_entries);
+      rr::header with_reads = h;
+      std::vector<std::unique_ptr<memory_registration>> read_regs;
+      for (const auto& item : red.items) {
+        auto* data = const_cast<std::byte*>(item.data.data());  // exposed for remote READ only
+        read_regs.push_back(fabric_.register_memory(data, item.data.size(), remote_access::read));
+        with_reads.read_list.push_back({item.position, read_regs.back()->segment(0, item.data.size())});
+      }
+      if (!red.items.empty() && encode(with_reads).size() + total_size(red.inline_part) <= inline_send_) {
+        h = std::move(with_reads);
+        body = std::move(red.inline_part);
+        for (auto& r : read_regs) {
+          stats_.bytes_offered += r->size();
+          p->regs.push_back(std::move(r));
+        }
+        stats_.read_chunk_calls++;
+      } else {
+        h.type = rr::msg_type::rdma_nomsg;
+        if (chain.size() > max_nomsg_segments) {
+          p->flat_call = msg.flatten();  // too many pieces for one chunk's segments
+          p->regs.push_back(fabric_.register_memory(p->flat_call.data(), p->flat_call.size(), remote_access::read));
+          h.read_list.push_back({0, p->regs.back()->segment(0, p->flat_call.size())});
+        } else {
+          for (auto& piece : chain) {
+            if (piece.bytes.empty()) continue;
+            auto* data = const_cast<std::byte*>(piece.bytes.data());
+            p->regs.push_back(fabric_.register_memory(data, piece.bytes.size(), remote_access::read));
+            h.read_list.push_back({0, p->regs.back()->segment(0, piece.bytes.size())});
+          }
+        }
+        stats_.bytes_offered += msg.size();
+        stats_.nomsg_calls++;
+      }
+    }
+    p->header = encode(h);
+    gather_list g;
+    g.push_back(p->header);
+    g.insert(g.end(), body.begin(), body.end());
+    stats_.bytes_sent += total_size(g);
+    stats_.calls++;
+    ep_->post_send(std::move(g), [](std::error_code) {
+      // A failed send ends the connection; the endpoint's close handler fails the calls.
+    });
+  } catch (const std::system_error& e) {
+    return p->done(e.code(), {});
+  } catch (const std::out_of_range&) {
+    return p->done(errc_code(std::errc::message_size), {});
+  }
+  std::uint32_t xid = p->call.xid;
+  outstanding_[xid] = std::move(p);
+  stats_.max_outstanding = std::max<std::uint32_t>(stats_.max_outstanding, static_cast<std::uint32_t>(outstanding_.size()));
+}
+
+void rpc_client::on_message(std::span<const std::byte> m) {
+  stats_.bytes_received += m.size();
+  ep_->post_recv(1);  // the message is consumed below; the buffer can take the next one
+  rr::header h;
+  xdr::decoder d(m);
+  try {
+    h = rr::decode_header(d);
+  } catch (const xdr::decode_error&) {
+    return lost(errc_code(std::errc::connection_aborted));  // not a v1 reply: nothing to trust
+  }
+  granted_ = h.credits;
+  auto it = outstanding_.find(h.xid);
+  if (it == outstanding_.end()) return pump();  // a reply to nothing outstanding: dropped
+  pending& p = *it->second;
+
+  if (h.type == rr::msg_type::rdma_error) {
+    complete(h.xid, errc_code(h.error == rr::error_code::err_vers ? std::errc::protocol_not_supported
+                                                                 : std::errc::bad_message),
+             {});
+    return pump();
+  }
+
+  rpc_result r;
+  bool ok = true;
+  // The Write list: at most the one chunk we offered, with the lengths actually written.
+  std::uint64_t placed = 0;
+  if (h.write_list.size() > 1 || (!h.write_list.empty() && p.call.read_target.empty())) ok = false;
+  if (ok && !h.write_list.empty()) {
+    placed = h.write_list[0].total_length();
+    if (placed > p.call.read_target.size()) ok = false;
+  }
+  if (ok && h.type == rr::msg_type::rdma_msg) {
+    auto rest = d.rest();
+    r.record.assign(rest.begin(), rest.end());
+  } else if (ok && h.type == rr::msg_type::rdma_nomsg) {
+    // The whole reply is in the Reply chunk we offered.
+    std::uint64_t n = h.reply_chunk ? h.reply_chunk->total_length() : 0;
+    if (!h.reply_chunk || p.reply_buffer.empty() || n > p.reply_buffer.size() || d.remaining() != 0) {
+      ok = false;
+    } else {
+      r.record = std::move(p.reply_buffer);
+      r.record.resize(n);
+      stats_.bytes_placed += n;
+      stats_.reply_chunk_replies++;
+    }
+  }
+  if (!ok) return lost(errc_code(std::errc::connection_aborted));
+  if (placed > 0) {
+    r.direct = static_cast<std::uint32_t>(placed);
+    r.record.resize(r.record.size() + xdr_pad(placed));  // the payload's padding, as inline
+    stats_.bytes_placed += placed;
+    stats_.write_list_replies++;
+  }
+  complete(h.xid, {}, std::move(r));
+  pump();
+}
+
+void rpc_client::complete(std::uint32_t xid, std::error_code ec, rpc_result r) {
+  auto it = outstanding_.find(xid);
+  if (it == outstanding_.end()) return;
+  auto p = std::move(it->second);
+  outstanding_.erase(it);
+  p->regs.clear();  // deregistered before the caller reuses the memory
+  p->done(ec, std::move(r));
+}
+
+void rpc_client::fail_all(std::error_code ec) {
+  auto out = std::move(outstanding_);
+  outstanding_.clear();
+  auto wait = std::move(waiting_);
+  waiting_.clear();
+  for (auto& [xid, p] : out) {
+    p->regs.clear();
+    p->done(ec, {});
+  }
+  for (auto& p : wait) p->done(ec, {});
+}
+
+void rpc_client::lost(std::error_code ec) {
+  if (closed_) return;
+  closed_ = true;
+  ep_->close();
+  fail_all(ec);
+  if (auto cb = std::move(on_lost_)) cb(ec);
+}
+
+void rpc_client::close() {
+  if (closed_) return;
+  closed_ = true;
+  on_lost_ = nullptr;
+  ep_->close();
+  fail_all(errc_code(std::errc::operation_canceled));
+}
+
+}  // namespace vnfs::transport::rdma

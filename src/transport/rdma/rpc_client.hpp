@@ -1,0 +1,139 @@
+// vnfs RPC-over-RDMA v1: the requester side of one connection.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "transport/rdma/credits.hpp"
+#include "transport/rdma/fabric.hpp"
+
+namespace vnfs::transport::rdma {
+
+struct rpc_client_options {
+  /// Our inline threshold for both directions: the receive size we post and announce in
+  /// RFC 8797 private data, and the most we send inline (also bounded by the peer's).
+  std::uint32_t inline_size = rpc::rdma::preferred_inline_size;
+  /// Receives posted, so calls we may ever have outstanding, whatever the grant.
+  std::uint32_t max_credits = 64;
+  /// Referenced payloads (WRITE data) at least this long go by Read chunk when the call
+  /// does not fit inline.
+  std::size_t ddp_threshold = 1024;
+  /// Send no private data (tests: a peer that "says nothing").
+  bool send_private_data = true;
+  /// Figure 10 of papers/004 when empty.
+  std::shared_ptr<credit_request_policy> request_policy;
+};
+
+/// One call to send. The RPC message has no record mark.
+struct rpc_call {
+  std::uint32_t xid = 0;
+  /// Kept until the reply; may reference payload memory (WRITE data) that must stay valid.
+  std::shared_ptr<const xdr::encoder> message;
+  /// If not empty: the reply's one DDP-eligible payload (READ data) is to be RDMA-Written
+  /// here (a Write list of one chunk). The rest of that reply must fit inline.
+  std::span<std::byte> read_target;
+  /// Upper bound of the reply's size. Above the inline threshold, a Reply chunk of this
+  /// size is offered (without a read_target).
+  std::size_t max_reply = 0;
+};
+
+struct rpc_result {
+  /// The RPC reply message. With `direct`, the READ payload is not in it: the record ends
+  /// after the payload's length field, followed by its XDR padding in zeros.
+  std::vector<std::byte> record;
+  /// Bytes the responder RDMA-Wrote into read_target (the Write chunk was used).
+  std::optional<std::uint32_t> direct;
+};
+
+struct rpc_client_stats {
+  std::uint64_t calls = 0;
+  std::uint64_t bytes_sent = 0;      // messages, headers included
+  std::uint64_t bytes_received = 0;  // messages, headers included
+  std::uint64_t bytes_placed = 0;    // written by the responder into read targets and reply chunks
+  std::uint64_t bytes_offered = 0;   // exposed through Read chunks for the responder to pull
+  std::uint64_t inline_calls = 0, read_chunk_calls = 0, nomsg_calls = 0;
+  std::uint64_t write_list_replies = 0, reply_chunk_replies = 0;
+  std::uint32_t max_outstanding = 0;  // the most calls ever outstanding at once
+};
+
+/// Sends RPC calls over one RPC-over-RDMA v1 connection and matches replies by xid.
+///
+/// - Chunks as the Linux client chooses them: inline when the call fits; else the WRITE
+///   payloads as Read chunks at their XDR positions; if it still does not fit, the whole
+///   call as a position-zero Read chunk with RDMA_NOMSG. A READ target becomes a Write
+///   chunk; a reply bound above the inline threshold a Reply chunk. The client never
+///   initiates RDMA; the memory it exposes is registered for the call and deregistered
+///   when the call completes.
+/// - Credits: starts at 1; never more calls outstanding than the last grant (0 counts as
+///   1); calls beyond it wait in order. Each call carries the request policy's figure.
+/// - RDMA_ERROR for a call completes it with errc::protocol_not_supported (ERR_VERS) or
+///   errc::bad_message (ERR_CHUNK). A reply that cannot be parsed or matched to its chunks
+///   closes the connection: every call outstanding fails with errc::connection_aborted.
+///
+/// Threading: everything (calls, handlers) runs on the fabric's io_context thread.
+class rpc_client : public std::enable_shared_from_this<rpc_client> {
+ public:
+  using reply_handler = std::function<void(std::error_code, rpc_result)>;
+  using connect_handler = std::function<void(std::error_code, std::shared_ptr<rpc_client>)>;
+  using lost_handler = std::function<void(std::error_code)>;
+
+  /// Connects; `on_lost` runs once if the connection ends other than by close(), after
+  /// the outstanding calls failed.
+  static void connect(fabric& f, const std::string& host, std::uint16_t port, rpc_client_options opts,
+                      lost_handler on_lost, connect_handler done);
+
+  /// Sends the call when credits allow; `done` runs exactly once.
+  void call(rpc_call c, reply_handler done);
+  /// Ends the connection; outstanding and waiting calls fail with errc::operation_canceled.
+  void close();
+  bool is_open() const;
+
+  std::uint32_t granted() const { return granted_; }
+  std::uint32_t outstanding() const { return static_cast<std::uint32_t>(outstanding_.size()); }
+  std::size_t waiting() const { return waiting_.size(); }
+  std::uint32_t inline_send() const { return inline_send_; }
+  std::uint32_t inline_recv() const { return opts_.inline_size; }
+  rpc_client_stats stats() const { return stats_; }
+
+  struct passkey {};
+  rpc_client(passkey, fabric& f, std::shared_ptr<endpoint> ep, rpc_client_options opts, lost_handler on_lost);
+
+ private:
+  struct pending {
+    rpc_call call;
+    reply_handler done;
+    std::vector<std::unique_ptr<memory_registration>> regs;  // released when the call completes
+    std::vector<std::byte> reply_buffer;                     // Reply chunk target
+    std::vector<std::byte> flat_call;                        // a long call of many pieces, flattened
+    std::vector<std::byte> header;                           // the transport header sent
+  };
+
+  void pump();
+  void send_one(std::unique_ptr<pending> p);
+  void on_message(std::span<const std::byte> m);
+  void complete(std::uint32_t xid, std::error_code ec, rpc_result r);
+  void fail_all(std::error_code ec);
+  void lost(std::error_code ec);
+
+  fabric& fabric_;
+  std::shared_ptr<endpoint> ep_;
+  rpc_client_options opts_;
+  lost_handler on_lost_;
+  std::uint32_t inline_send_ = rpc::rdma::default_inline_size;
+  std::uint32_t granted_ = 1;  // before the first reply
+  std::deque<std::unique_ptr<pending>> waiting_;
+  std::map<std::uint32_t, std::unique_ptr<pending>> outstanding_;
+  bool closed_ = false;
+  rpc_client_stats stats_;
+};
+
+}  // namespace vnfs::transport::rdma

@@ -1,0 +1,98 @@
+// vnfs RPC-over-RDMA v1: the responder side — accepts connections, rebuilds calls from
+// their chunks, and places replies in the requester's Write list and Reply chunk.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "transport/rdma/credits.hpp"
+#include "transport/rdma/fabric.hpp"
+
+namespace vnfs::transport::rdma {
+
+struct rpc_server_options {
+  /// Our receive size, announced in RFC 8797 private data; also our largest inline send
+  /// (bounded by what each client announces, 1 KiB for clients that say nothing).
+  std::uint32_t inline_size = rpc::rdma::preferred_inline_size;
+  /// Receives posted per connection: the largest grant. Memory per connection for receives
+  /// is max_credits * inline_size.
+  std::uint32_t max_credits = 32;
+  /// Receive buffers the server affords over all connections ("average" in Figure 11 is
+  /// this divided by the connection count).
+  std::uint32_t total_credits = 1024;
+  std::uint32_t max_connections = 256;
+  /// Largest call rebuilt from Read chunks; larger ones get ERR_CHUNK.
+  std::size_t max_call_size = (8u << 20) + 64 * 1024;
+  /// Bytes a connection may be pulling by RDMA Read at once; further pulls wait.
+  std::size_t max_pull_in_flight = 32u << 20;
+  /// Figure 11 of papers/004 when empty. Called on the io thread.
+  std::shared_ptr<credit_grant_policy> grant_policy;
+};
+
+struct rpc_server_stats {
+  std::uint64_t connections = 0;         // accepted so far
+  std::uint64_t calls = 0;               // dispatched
+  std::uint64_t read_chunk_calls = 0;    // RDMA_MSG calls with Read chunks (WRITE payload)
+  std::uint64_t nomsg_calls = 0;         // long calls: RDMA_NOMSG with a position-zero Read chunk
+  std::uint64_t inline_replies = 0, reply_chunk_replies = 0, write_list_replies = 0;
+  std::uint64_t bytes_rdma_written = 0;  // into clients' Write and Reply chunks
+  std::uint64_t bytes_rdma_read = 0;     // from clients' Read chunks
+  std::uint64_t err_vers_sent = 0, err_chunk_sent = 0;
+  std::uint64_t credit_violations = 0;   // connections closed for exceeding the grant
+  std::uint64_t bad_messages = 0;        // connections closed for undecodable messages
+  std::uint32_t last_grant = 0;
+};
+
+/// Serves RPC over RDMA on one listener.
+///
+/// - Every message the server sends carries a grant: the grant policy's figure, bounded by
+///   max_credits and by the receives posted for that connection (posted first, so the
+///   bound holds when the client uses it). A client with more calls outstanding than the
+///   largest grant it was ever given on its connection is disconnected (its RNR-free
+///   analogue of overrunning receives); so is one whose message cannot be decoded at all.
+/// - A call of another version gets RDMA_ERROR ERR_VERS (1..1); a bad chunk list, a Read
+///   chunk the client refuses to let us read, or a reply that does not fit the client's
+///   chunks gets ERR_CHUNK. Other connections are never affected.
+/// - Only the server initiates RDMA and it never registers its own memory for clients.
+///
+/// Threading: listener and connections run on the fabric's io_context, which must be run
+/// by ONE thread. The call handler runs there and must not block: it passes the record to
+/// workers, which answer through the responder from any thread.
+class rpc_server {
+ public:
+  class responder {
+   public:
+    virtual ~responder() = default;
+    /// Sends `msg` (an RPC reply, no record mark) as the reply; `keepalive` owns memory
+    /// msg references until it has been sent or RDMA-Written. Call once.
+    virtual void reply(xdr::encoder msg, std::shared_ptr<const void> keepalive) = 0;
+    /// The call was not an RPC call: close this connection (as TCP servers do).
+    virtual void drop() = 0;
+  };
+  using call_handler = std::function<void(std::vector<std::byte> record, std::shared_ptr<responder> r)>;
+
+  /// Listens at once (throws std::system_error); serves when the io_context runs.
+  rpc_server(fabric& f, const std::string& host, std::uint16_t port, rpc_server_options opts, call_handler on_call);
+  ~rpc_server();  // stop()
+  rpc_server(const rpc_server&) = delete;
+  rpc_server& operator=(const rpc_server&) = delete;
+
+  std::uint16_t port() const;
+  std::string address() const;
+  /// Stops accepting and closes every connection. Idempotent; any thread.
+  void stop();
+  std::size_t connection_count() const;
+  rpc_server_stats stats() const;
+
+  struct impl;
+
+ private:
+  std::shared_ptr<impl> impl_;
+};
+
+}  // namespace vnfs::transport::rdma

@@ -1,0 +1,222 @@
+// The cma fabric provider: messages with receive accounting, one-sided RDMA Read/Write
+// into registered memory, and the owner-side checks that refuse forged, stale,
+// out-of-bounds and wrong-right accesses.
+#include <cstring>
+#include <mutex>
+#include <queue>
+
+#include "fabric_fixture.hpp"
+#include "transport/rdma/cma/cma_fabric.hpp"
+
+using namespace vnfs;
+using namespace vnfs::test;
+namespace rr = vnfs::rpc::rdma;
+
+namespace {
+
+/// A connected pair of endpoints: `server` accepted from a listener, `client` connected.
+struct pair_fixture {
+  io_thread t;
+  std::unique_ptr<rdma::fabric> server_fabric = rdma::make_fabric("cma", t.io);
+  std::unique_ptr<rdma::fabric> client_fabric = rdma::make_fabric("cma", t.io);
+  std::unique_ptr<rdma::listener> lst;
+  std::shared_ptr<rdma::endpoint> server, client;
+
+  std::mutex mu;
+  std::vector<std::vector<std::byte>> server_got, client_got;
+  std::promise<std::error_code> server_closed;
+
+  explicit pair_fixture(rdma::endpoint_options sopts = {}, rdma::endpoint_options copts = {}) {
+    std::promise<std::shared_ptr<rdma::endpoint>> accepted;
+    auto af = accepted.get_future();
+    lst = server_fabric->listen("127.0.0.1", 0, sopts, [&](std::shared_ptr<rdma::endpoint> ep) { accepted.set_value(ep); });
+    std::promise<std::pair<std::error_code, std::shared_ptr<rdma::endpoint>>> connected;
+    auto cf = connected.get_future();
+    client_fabric->connect("127.0.0.1", lst->port(), copts,
+                           [&](std::error_code ec, std::shared_ptr<rdma::endpoint> ep) { connected.set_value({ec, ep}); });
+    auto [ec, c] = wait_for(cf);
+    REQUIRE_FALSE(ec);
+    client = c;
+    server = wait_for(af);
+    server->start([this](std::span<const std::byte> m) {
+      std::lock_guard l(mu);
+      server_got.emplace_back(m.begin(), m.end());
+    }, [this](std::error_code ec) { server_closed.set_value(ec); });
+    client->start([this](std::span<const std::byte> m) {
+      std::lock_guard l(mu);
+      client_got.emplace_back(m.begin(), m.end());
+    }, [](std::error_code) {});
+  }
+  ~pair_fixture() {
+    // On the io thread, so the close handlers have run before the promises go.
+    on_io(t.io, [this] {
+      if (client) client->close();
+      if (server) server->close();
+      return 0;
+    });
+  }
+  std::size_t server_count() {
+    std::lock_guard l(mu);
+    return server_got.size();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("cma: private data and receive sizes are exchanged while connecting") {
+  rdma::endpoint_options s, c;
+  s.private_data = bytes_of("server-pd");
+  s.recv_size = 8192;
+  c.private_data = bytes_of("client");
+  c.recv_size = 2048;
+  pair_fixture p(s, c);
+  auto spd = p.client->peer_private_data();
+  CHECK(std::vector<std::byte>(spd.begin(), spd.end()) == bytes_of("server-pd"));
+  auto cpd = p.server->peer_private_data();
+  CHECK(std::vector<std::byte>(cpd.begin(), cpd.end()) == bytes_of("client"));
+  CHECK(p.client->peer_recv_size() == 8192);
+  CHECK(p.server->peer_recv_size() == 2048);
+  CHECK(rdma::cma::socket_name("127.0.0.1", 20049) == "vnfs-rdma-cma/127.0.0.1:20049");
+}
+
+TEST_CASE("cma: a message consumes one posted receive; messages keep their order") {
+  pair_fixture p;
+  CHECK(p.server->post_recv(3) == 3);
+  CHECK(p.server->posted_receives() == 3);
+  auto a = bytes_of("first"), b = bytes_of("second"), c = bytes_of("third");
+  CHECK_FALSE(sync_send(*p.client, {a}));
+  CHECK_FALSE(sync_send(*p.client, {b, c}));
+  for (int i = 0; i < 2000 && p.server_count() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(p.server_count() == 2);
+  CHECK(p.server_got[0] == a);
+  CHECK(p.server_got[1] == bytes_of("secondthird"));
+  CHECK(p.server->posted_receives() == 1);
+  CHECK(p.server->is_open());
+}
+
+TEST_CASE("cma: post_recv never exceeds max_recv") {
+  rdma::endpoint_options s;
+  s.max_recv = 4;
+  pair_fixture p(s);
+  CHECK(p.server->post_recv(3) == 3);
+  CHECK(p.server->post_recv(3) == 1);
+  CHECK(p.server->post_recv(1) == 0);
+  CHECK(p.server->posted_receives() == 4);
+}
+
+TEST_CASE("cma: a message with no receive posted closes that connection (RNR)") {
+  pair_fixture p;
+  auto closed = p.server_closed.get_future();
+  auto m = bytes_of("unexpected");
+  CHECK_FALSE(sync_send(*p.client, {m}));
+  CHECK(wait_for(closed) == std::make_error_code(std::errc::no_buffer_space));
+  CHECK_FALSE(p.server->is_open());
+  CHECK(p.server_count() == 0);
+}
+
+TEST_CASE("cma: a message above the peer's receive size is refused by the sender") {
+  rdma::endpoint_options s;
+  s.recv_size = 1024;
+  pair_fixture p(s);
+  p.server->post_recv(1);
+  std::vector<std::byte> big(1025);
+  CHECK(sync_send(*p.client, {big}) == std::make_error_code(std::errc::message_size));
+  std::vector<std::byte> fits(1024, std::byte{7});
+  CHECK_FALSE(sync_send(*p.client, {fits}));
+}
+
+TEST_CASE("cma: RDMA Write and RDMA Read move bytes into and out of registered memory") {
+  pair_fixture p;
+  std::vector<std::byte> target(1 << 20, std::byte{0});
+  auto reg = p.client_fabric->register_memory(target.data(), target.size(), rdma::remote_access::read_write);
+  std::vector<std::byte> src(300000);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = std::byte(i * 7 + 1);
+  // Gathered from two pieces into the middle of the region.
+  auto seg = reg->segment(4096, src.size());
+  CHECK_FALSE(sync_write(*p.server, seg, {std::span(src).first(1000), std::span(src).subspan(1000)}));
+  CHECK(std::memcmp(target.data() + 4096, src.data(), src.size()) == 0);
+  CHECK(target[4095] == std::byte{0});
+  CHECK(target[4096 + src.size()] == std::byte{0});
+  // And read back.
+  std::vector<std::byte> back(src.size());
+  CHECK_FALSE(sync_read(*p.server, seg, back));
+  CHECK(back == src);
+}
+
+TEST_CASE("cma security: forged, stale, out-of-bounds and wrong-right accesses are refused") {
+  pair_fixture p;
+  std::vector<std::byte> mem(8192, std::byte{0x5a});
+  std::vector<std::byte> data(100, std::byte{1});
+  std::vector<std::byte> sink(100);
+  const auto denied = std::make_error_code(std::errc::permission_denied);
+
+  SECTION("forged handle") {
+    auto reg = p.client_fabric->register_memory(mem.data(), mem.size(), rdma::remote_access::read_write);
+    auto seg = reg->segment(0, 100);
+    seg.handle ^= 0x5a5a5a5a;
+    CHECK(sync_write(*p.server, seg, {data}) == denied);
+    CHECK(sync_read(*p.server, seg, sink) == denied);
+  }
+  SECTION("stale handle: deregistered") {
+    auto reg = p.client_fabric->register_memory(mem.data(), mem.size(), rdma::remote_access::read_write);
+    auto seg = reg->segment(0, 100);
+    CHECK_FALSE(sync_write(*p.server, seg, {data}));
+    reg.reset();
+    std::vector<std::byte> two(100, std::byte{2});
+    CHECK(sync_write(*p.server, seg, {two}) == denied);
+    CHECK(mem[0] == std::byte{1});
+    // A new registration of the same memory gets a new handle; the old one stays dead.
+    auto again = p.client_fabric->register_memory(mem.data(), mem.size(), rdma::remote_access::read_write);
+    CHECK(again->handle() != seg.handle);
+    CHECK(sync_write(*p.server, seg, {two}) == denied);
+  }
+  SECTION("out of bounds") {
+    auto reg = p.client_fabric->register_memory(mem.data() + 1024, 4096, rdma::remote_access::read_write);
+    auto seg = reg->segment(4000, 96);
+    seg.length = 97;  // one byte past the end
+    std::vector<std::byte> d97(97, std::byte{3});
+    CHECK(sync_write(*p.server, seg, {d97}) == denied);
+    auto before = reg->segment(0, 100);
+    before.offset -= 1;  // one byte before the start
+    CHECK(sync_write(*p.server, before, {data}) == denied);
+    auto wrap = reg->segment(0, 100);
+    wrap.offset = UINT64_MAX - 10;  // address arithmetic that would wrap
+    CHECK(sync_read(*p.server, wrap, sink) == denied);
+    CHECK(mem[1023] == std::byte{0x5a});
+    CHECK(mem[1024 + 4096] == std::byte{0x5a});
+    CHECK_THROWS_AS(reg->segment(4000, 97), std::out_of_range);
+  }
+  SECTION("write access to a read-only registration; read from a write-only one") {
+    auto ro = p.client_fabric->register_memory(mem.data(), 4096, rdma::remote_access::read);
+    CHECK(sync_write(*p.server, ro->segment(0, 100), {data}) == denied);
+    CHECK(mem[0] == std::byte{0x5a});
+    CHECK_FALSE(sync_read(*p.server, ro->segment(0, 100), sink));
+    CHECK(sink[0] == std::byte{0x5a});
+    auto wo = p.client_fabric->register_memory(mem.data() + 4096, 4096, rdma::remote_access::write);
+    CHECK(sync_read(*p.server, wo->segment(0, 100), sink) == denied);
+    CHECK_FALSE(sync_write(*p.server, wo->segment(0, 100), {data}));
+  }
+  SECTION("the handle of another fabric (another domain) is not valid here") {
+    auto other = p.server_fabric->register_memory(mem.data(), mem.size(), rdma::remote_access::read_write);
+    CHECK(sync_write(*p.server, other->segment(0, 100), {data}) == denied);
+  }
+  // A refused access leaves the connection usable.
+  CHECK(p.server->is_open());
+  CHECK(p.client->is_open());
+  p.server->post_recv(1);
+  auto m = bytes_of("still here");
+  CHECK_FALSE(sync_send(*p.client, {m}));
+}
+
+TEST_CASE("cma: connecting to nothing fails; closing completes pending work") {
+  io_thread t;
+  auto f = rdma::make_fabric("cma", t.io);
+  std::promise<std::error_code> p;
+  auto fut = p.get_future();
+  f->connect("127.0.0.1", 1, {}, [&](std::error_code ec, std::shared_ptr<rdma::endpoint> ep) {
+    CHECK(ep == nullptr);
+    p.set_value(ec);
+  });
+  CHECK(wait_for(fut) == std::make_error_code(std::errc::connection_refused));
+  CHECK_THROWS_AS(rdma::make_fabric("nope", t.io), std::system_error);
+}
