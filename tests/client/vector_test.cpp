@@ -1,4 +1,5 @@
-// The vectorized calls against vnfsd, NFS-Ganesha and file://, with the same expectations:
+// The vectorized calls against vnfsd (over TCP and over RPC-over-RDMA/cma), NFS-Ganesha and
+// file://, with the same expectations:
 // bytes, attributes, per-item statuses, the index of the first failure and the state of the
 // items before and after it. Over file:// each item runs as scalar calls, so agreement here
 // is agreement between the COMPOUND planner and POSIX.
@@ -25,7 +26,7 @@ using namespace vnfs::client_test;
 namespace {
 
 #define FOR_EACH_TARGET()                                                      \
-  const target kind = GENERATE(target::vnfsd, target::ganesha, target::local); \
+  const target kind = GENERATE(target::vnfsd, target::ganesha, target::local, target::vnfsd_rdma); \
   INFO("target " << name_of(kind));                                            \
   if (!enabled(kind)) return;                                                  \
   client_env env(kind);                                                        \
@@ -98,7 +99,7 @@ TEST_CASE("vwrite flags: truncate, exclusive, append at the end, stable", "[clie
   vresult r = c.vwrite(w);
   CHECK(r.error == std::errc::file_exists);
   CHECK(r.failed_index == 0);
-  if (env.kind() == target::vnfsd || env.kind() == target::local) {  // the append extension is vnfsd's
+  if (env.kind() != target::ganesha) {  // the append extension is vnfsd's
     w = {vio("t", 0, std::span<const std::byte>(ten), vio_flags::append)};
     REQUIRE_OK(c.vwrite(w));
     CHECK(read_local(env / "t") == as_string(three) + as_string(ten));

@@ -127,8 +127,10 @@ TEST_CASE("vnfs reports servers it cannot reach with exit code 1") {
   std::string u = "nfs://127.0.0.1:" + std::to_string(port) + "/x";
   CHECK_RUN(vnfs_cli({"ls", u}), "",
             "vnfs: cannot connect to 'nfs://127.0.0.1:" + std::to_string(port) + "/': Connection refused\n", 1);
-  CHECK_RUN(vnfs_cli({"ls", "nfs+rdma://127.0.0.1:1/x"}), "",
-            "vnfs: cannot connect to 'nfs+rdma://127.0.0.1:1/': unsupported URL\n", 1);
+  CHECK_RUN(vnfs_cli({"ls", "nfs+rdma://127.0.0.1:" + std::to_string(port) + "/x?provider=cma"}), "",
+            "vnfs: cannot connect to 'nfs+rdma://127.0.0.1:" + std::to_string(port) +
+                "/?provider=cma': Connection refused\n",
+            1);
   // Commands with many operands go on with the next one.
   write_file(dir / "f", "abc");
   run_result r = vnfs_cli({"cat", u, (dir / "f").string()});

@@ -495,12 +495,147 @@ void compound_vectors::vreaddir(std::span<dir_stream* const> dirs, unsigned mask
   run_planned(engine_, root_, std::move(plan), dirs.size(), out, std::move(done));
 }
 
+/// vscopy in four planned rounds: OPEN every source (with GETFH and its mode), OPEN every
+/// destination (created with its source's mode if missing), COPY between the open files,
+/// then CLOSE everything that was opened.
+struct scopy_run : std::enable_shared_from_this<scopy_run> {
+  session_engine* engine = nullptr;
+  nfs_fh4 root;
+  std::function<open_owner4()> next_owner;
+  std::span<vcopy_item> items;
+  vresult* out = nullptr;
+  done_fn done;
+
+  struct opened {
+    stateid4 sid;
+    nfs_fh4 fh;
+    bool open = false;
+  };
+  std::vector<opened> src, dst;
+  std::vector<std::uint32_t> mode;  ///< of each source
+  vresult opens, copies, closes;  // opens: of the sources, then (if all opened) of the destinations
+  bool copied = false;
+
+  void start() {
+    const std::size_t n = items.size();
+    src.resize(n), dst.resize(n), mode.assign(n, 0644);
+    std::vector<planned_item> plan;
+    for (std::size_t i = 0; i < n; ++i) plan.push_back(open_item(items[i].src, O_RDONLY, 0, i, src[i], true));
+    run_planned(*engine, root, std::move(plan), n, &opens, [self = shared_from_this()](std::error_code ec, std::size_t) {
+      if (ec) return self->close_all();
+      self->open_destinations();
+    });
+  }
+
+  /// Destinations are created with their source's mode, known now.
+  void open_destinations() {
+    std::vector<planned_item> plan;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const vcopy_item& it = items[i];
+      const bool whole = it.src_offset == 0 && it.length == vcopy_item::to_end;
+      plan.push_back(open_item(it.dst, O_WRONLY | O_CREAT | (whole ? O_TRUNC : 0), mode[i], i, dst[i], false));
+    }
+    run_planned(*engine, root, std::move(plan), items.size(), &opens,
+                [self = shared_from_this()](std::error_code ec, std::size_t) {
+                  if (ec) return self->close_all();
+                  self->copy();
+                });
+  }
+
+  planned_item open_item(const std::string& path, int flags, std::uint32_t create_mode, std::size_t i, opened& o,
+                         bool source) {
+    std::string name;
+    planned_item it = in_parent(path, name);
+    it.ops.push_back(make(open_args(name, flags, create_mode, next_owner()), i, open_reply, [&o](nfs_resop4& r) -> std::error_code {
+      o.sid = std::get<OPEN4res>(r).resok4.stateid;
+      o.open = true;
+      return {};
+    }));
+    it.ops.push_back(make(GETFH4args{}, i, getfh_reply, [&o](nfs_resop4& r) -> std::error_code {
+      o.fh = std::get<GETFH4res>(r).resok4.object;
+      return {};
+    }));
+    if (source)
+      it.ops.push_back(make(GETATTR4args{attr_request(attr::mode)}, i, getattr_reply, [this, i](nfs_resop4& r) -> std::error_code {
+        mode[i] = to_stat(std::get<GETATTR4res>(r).resok4.obj_attributes).mode;
+        return {};
+      }));
+    it.end.k = item_end::kind::elsewhere;
+    it.modifies = !source;
+    it.needs_cache = true;
+    return it;
+  }
+
+  void copy() {
+    std::vector<planned_item> plan;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const vcopy_item& it = items[i];
+      planned_item p;
+      p.start.k = item_start::kind::two_handles;
+      p.start.saved_fh = src[i].fh;
+      p.start.fh = dst[i].fh;
+      p.end.k = item_end::kind::unchanged;
+      COPY4args c;
+      c.ca_src_stateid = src[i].sid;
+      c.ca_dst_stateid = dst[i].sid;
+      c.ca_src_offset = it.src_offset;
+      c.ca_dst_offset = it.dst_offset;
+      c.ca_count = it.length == vcopy_item::to_end ? 0 : it.length;  // 0: to the end (RFC 7862 §15.2.3)
+      c.ca_consecutive = true;
+      c.ca_synchronous = true;
+      p.ops.push_back(make(std::move(c), i, 96, [this, i](nfs_resop4& r) -> std::error_code {
+        const auto& res = std::get<COPY4res>(r).resok4;
+        if (res.cr_response.wr_callback_id) return make_error_code(errc::protocol_error);  // asked synchronous
+        items[i].bytes = res.cr_response.wr_count;
+        return {};
+      }));
+      p.touches.push_back(it.dst);
+      p.modifies = p.needs_cache = true;
+      plan.push_back(std::move(p));
+    }
+    copied = true;
+    run_planned(*engine, root, std::move(plan), items.size(), &copies,
+                [self = shared_from_this()](std::error_code, std::size_t) { self->close_all(); });
+  }
+
+  void close_all() {
+    std::vector<planned_item> plan;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      for (opened* o : {&src[i], &dst[i]}) {
+        if (!o->open) continue;
+        planned_item p = at_handle(o->fh);
+        p.ops.push_back(make(CLOSE4args{0, o->sid}, i, 32));
+        p.needs_cache = true;
+        plan.push_back(std::move(p));
+      }
+    }
+    run_planned(*engine, root, std::move(plan), items.size(), &closes,
+                [self = shared_from_this()](std::error_code, std::size_t) { self->finish(); });
+  }
+
+  /// Each item's status: its OPENs' failure, else its COPY's, else its CLOSEs'.
+  void finish() {
+    reset_result(*out, items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      std::error_code s = opens.status[i];
+      if (!s) s = copied ? copies.status[i] : make_error_code(errc::not_executed);
+      if (!s && src[i].open && closes.status[i] != errc::not_executed) s = closes.status[i];
+      out->status[i] = s;
+    }
+    finish_result(*out);
+    done(out->error, out->ok_count);
+  }
+};
+
 void compound_vectors::vscopy(std::span<vcopy_item> items, vresult* out, done_fn done) {
-  // Server-side copy is planned in three rounds; not built yet: the front falls back to vcopy.
-  reset_result(*out, items.size());
-  if (!items.empty()) out->status[0] = std::error_code(nfsstat4::NFS4ERR_NOTSUPP);
-  finish_result(*out);
-  done(out->error, 0);
+  auto run = std::make_shared<scopy_run>();
+  run->engine = &engine_;
+  run->root = root_;
+  run->next_owner = next_owner_;
+  run->items = items;
+  run->out = out;
+  run->done = std::move(done);
+  run->start();
 }
 
 }  // namespace vnfs::detail

@@ -1,5 +1,6 @@
 #include "client/nfs/session_engine.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <future>
@@ -117,7 +118,10 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     rpc::call_header h{c.xid, nfs4::NFS4_PROGRAM, nfs4::NFS_V4, nfs4::NFSPROC4_COMPOUND, credential(), {}};
     rpc::encode_call(e, h);
     xdr::encode(e, std::string());  // tag
-    e.put_u32(1);                   // minor version
+    // Minor version 1, or 2 for a COMPOUND that needs an NFSv4.2 operation (COPY).
+    const bool v42 = std::any_of(c.ops.begin(), c.ops.end(),
+                                 [](const nfs4::nfs_argop4& op) { return std::holds_alternative<nfs4::COPY4args>(op); });
+    e.put_u32(v42 ? 2 : 1);
     e.put_u32(static_cast<std::uint32_t>(c.ops.size()));
     for (const auto& op : c.ops) nfs4::encode_argop(e, op);
   }

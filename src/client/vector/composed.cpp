@@ -64,16 +64,18 @@ struct listdir_run : std::enable_shared_from_this<listdir_run> {
 
   void on_round() {
     std::vector<std::unique_ptr<listing>> found;
-    bool failed = false;
+    bool failed = false, progressed = false;
     for (std::size_t i = 0; i < batch_of.size(); ++i) {
       listing* l = batch_of[i];
       if (round.status[i]) {
-        if (round.status[i] != errc::not_executed && !out->status[l->root]) {
-          out->status[l->root] = round.status[i];
+        if (round.status[i] != errc::not_executed) {
+          // The first failure under a root is the root's status.
+          if (out->status[l->root] == errc::not_executed) out->status[l->root] = round.status[i];
           failed = true;
         }
         continue;
       }
+      progressed = true;
       for (const dir_entry& e : l->stream.entries) {
         if (options.callback) options.callback(l->stream.path, e, l->depth, options.user);
         if (options.recursive && e.stat.type == file_type::directory) {
@@ -89,6 +91,11 @@ struct listdir_run : std::enable_shared_from_this<listdir_run> {
       if (l->stream.eof) --pending[l->root];
     }
     if (failed) return finish();
+    if (!progressed) {  // nothing ran and nothing failed: a backend that would loop forever
+      for (std::size_t r = 0; r < pending.size(); ++r)
+        if (pending[r] != 0) out->status[r] = make_error_code(errc::protocol_error);
+      return finish();
+    }
     // Breadth-first: the continuing pages and this level's subdirectories, in order.
     std::erase_if(active, [](const std::unique_ptr<listing>& l) { return l->stream.eof; });
     for (auto& f : found) active.push_back(std::move(f));
@@ -97,8 +104,7 @@ struct listdir_run : std::enable_shared_from_this<listdir_run> {
 
   void finish() {
     for (std::size_t r = 0; r < pending.size(); ++r)
-      if (!out->status[r] || out->status[r] == errc::not_executed)
-        out->status[r] = pending[r] == 0 ? std::error_code() : make_error_code(errc::not_executed);
+      if (out->status[r] == errc::not_executed && pending[r] == 0) out->status[r] = {};
     finish_with(out, done);
   }
 };
