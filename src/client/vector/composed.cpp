@@ -126,6 +126,12 @@ struct copy_run : std::enable_shared_from_this<copy_run> {
   std::vector<vattr> sources;
   std::vector<copy_piece> pieces;
   std::size_t next_piece = 0;
+  /// Destinations created writable by their owner for the copy and given the source's
+  /// read-only mode at the end (a copy in several rounds reopens them for writing).
+  std::vector<vattr> mode_fixes;
+  std::vector<std::size_t> fix_items;  ///< the item of each mode fix
+
+  bool fixed_item(std::size_t i) const { return std::find(fix_items.begin(), fix_items.end(), i) != fix_items.end(); }
   // one round
   std::vector<std::byte> buffer;
   std::vector<vio> reads, writes;
@@ -154,6 +160,12 @@ struct copy_run : std::enable_shared_from_this<copy_run> {
       std::uint64_t size = sources[i].stat.size;
       std::uint64_t len = it.src_offset >= size ? 0 : size - it.src_offset;
       if (it.length != vcopy_item::to_end) len = std::min(len, it.length);
+      if (len > copy_round_bytes && !(sources[i].stat.mode & 0200)) {
+        vattr fix(it.dst, attr::mode);
+        fix.stat.mode = sources[i].stat.mode;
+        mode_fixes.push_back(std::move(fix));
+        fix_items.push_back(i);
+      }
       std::uint64_t at = 0;
       do {
         std::uint64_t n = std::min(len - at, copy_round_bytes);
@@ -166,9 +178,13 @@ struct copy_run : std::enable_shared_from_this<copy_run> {
 
   void round_start() {
     if (next_piece == pieces.size()) {
-      for (std::size_t i = 0; i < items.size(); ++i)
-        if (out->status[i] == errc::not_executed) out->status[i] = {};
-      return finish_with(out, done);
+      if (mode_fixes.empty()) return succeed();
+      return c->vsetattrs(mode_fixes, &step, [self = shared_from_this()](std::error_code ec, std::size_t) {
+        if (!ec) return self->succeed();
+        const std::size_t k = self->step.failed_index;  // copied, but its mode could not be set
+        self->out->status[k < self->fix_items.size() ? self->fix_items[k] : self->fix_items.front()] = ec;
+        finish_with(self->out, self->done);
+      });
     }
     std::uint64_t total = 0;
     round_pieces.clear();
@@ -187,6 +203,12 @@ struct copy_run : std::enable_shared_from_this<copy_run> {
     c->vread(reads, &step, [self = shared_from_this()](std::error_code, std::size_t) { self->on_read(); });
   }
 
+  void succeed() {
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if (out->status[i] == errc::not_executed) out->status[i] = {};
+    finish_with(out, done);
+  }
+
   void on_read() {
     for (std::size_t k = 0; k < round_pieces.size(); ++k)
       if (step.status[k]) return fail_piece(k);
@@ -198,6 +220,7 @@ struct copy_run : std::enable_shared_from_this<copy_run> {
       if (pc.first && it.src_offset == 0 && it.length == vcopy_item::to_end) flags |= vio_flags::truncate;
       vio w(it.dst, pc.dst_offset, std::span<const std::byte>(reads[k].buffer.data(), reads[k].bytes), flags);
       w.mode = sources[pc.item].stat.mode;
+      if (fixed_item(pc.item)) w.mode |= 0200;  // see mode_fixes
       writes.push_back(std::move(w));
     }
     c->vwrite(writes, &step, [self = shared_from_this()](std::error_code, std::size_t) { self->on_write(); });
