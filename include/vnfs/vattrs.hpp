@@ -33,7 +33,11 @@ inline constexpr unsigned settable = mode | uid | gid | size | atime | mtime;
 /// vgetattrs: `mask` says which fields of `stat` (and `handle`) to fill; fields outside it
 /// are left as they were. vsetattrs: sets the fields of `stat` that `mask` names (only
 /// attr::settable bits; others are refused with errc::bad_argument), all in one SETATTR.
-/// Neither follows a final symlink unless `follow` is set (the scalar calls never do).
+/// Neither follows a final symlink unless `follow` is set (the scalar calls never do): then
+/// the links of the items named by path are resolved first, two round trips per level of
+/// links for the whole vector; a relative target is taken from the link's directory, and an
+/// absolute one, or one leaving the client's root, fails the call at that item with EINVAL
+/// (ELOOP beyond 40 links), with nothing run.
 struct vattr {
   vfile file;
   unsigned mask = attr::stat;

@@ -351,3 +351,40 @@ TEST_CASE("bad arguments are refused before anything runs", "[client][vector]") 
   std::vector<vio> none;
   CHECK(c.vread(none).ok());
 }
+
+TEST_CASE("vgetattrs and vsetattrs follow symlinks only when asked", "[client][vector]") {
+  FOR_EACH_TARGET();
+  std::filesystem::create_directories(env / "real/dir");
+  std::ofstream(env / "real/dir/file") << "12345";
+  std::filesystem::create_symlink("dir/file", env / "real/l1");   // relative
+  std::filesystem::create_symlink("../l1", env / "real/dir/l2");  // a chain through ..
+  std::filesystem::create_symlink("/etc/passwd", env / "abs");      // absolute: not followed
+  std::filesystem::create_symlink("loop", env / "loop");
+
+  std::vector<vattr> a{vattr("real/dir/l2", attr::type | attr::size), vattr("real/dir/l2", attr::type | attr::size)};
+  a[1].follow = true;
+  REQUIRE_OK(c.vgetattrs(a));
+  CHECK(a[0].stat.type == file_type::symlink);
+  CHECK(a[1].stat.type == file_type::regular);
+  CHECK(a[1].stat.size == 5);
+
+  std::vector<vattr> bad{vattr("real/l1"), vattr("abs"), vattr("real/l1")};
+  for (auto& b : bad) b.follow = true;
+  vresult r = c.vgetattrs(bad);
+  CHECK(r.failed_index == 1);
+  CHECK(r.error == std::errc::invalid_argument);
+  CHECK(r.status[0] == errc::not_executed);  // nothing ran
+  std::vector<vattr> looping{vattr("loop")};
+  looping[0].follow = true;
+  CHECK(c.vgetattrs(looping).error == std::errc::too_many_symbolic_link_levels);
+
+  std::vector<vattr> set(1);
+  set[0].file = "real/l1";
+  set[0].follow = true;
+  set[0].mask = attr::mode;
+  set[0].stat.mode = 0600;
+  REQUIRE_OK(c.vsetattrs(set));
+  struct ::stat st {};
+  REQUIRE(::stat((env / "real/dir/file").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+}

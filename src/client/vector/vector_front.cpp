@@ -11,6 +11,7 @@
 #include "client/memory/registration.hpp"
 #include "client/path.hpp"
 #include "client/vector/item_runner.hpp"
+#include "client/vector/link_resolver.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/nfs4/status.hpp"
 
@@ -103,6 +104,24 @@ bool normalized(std::span<const Item> items, std::vector<Item>& out, vresult* re
   return true;
 }
 
+/// Resolves the final symlinks of the items with vattr::follow (named by path) before
+/// `call` runs on them; a link that cannot be followed fails the call at its item with
+/// nothing run.
+void follow_links(detail::backend* b, std::span<vattr> items, vresult* out, done_fn done,
+                  std::function<void(done_fn)> call) {
+  auto which = std::make_shared<std::vector<std::size_t>>();
+  auto paths = std::make_shared<std::vector<std::string>>();
+  for (std::size_t i = 0; i < items.size(); ++i)
+    if (items[i].follow && items[i].file.path()) which->push_back(i), paths->push_back(*items[i].file.path());
+  if (which->empty()) return call(std::move(done));
+  detail::resolve_links(*b, *paths, [items, out, done, call, which, paths](std::vector<std::error_code> errors) mutable {
+    for (std::size_t k = 0; k < which->size(); ++k)
+      if (errors[k]) return fail_at(out, items.size(), (*which)[k], errors[k], done);
+    for (std::size_t k = 0; k < which->size(); ++k) items[(*which)[k]].file = vfile((*paths)[k]);
+    call(std::move(done));
+  });
+}
+
 /// The synchronous forms: a wait on the callback form.
 template <class Start>
 vresult run_vector_sync(Start&& start) {
@@ -187,7 +206,9 @@ void client::vgetattrs(std::span<vattr> items, vresult* out, done_fn done) {
   if (!b) return fail_at(out, items.size(), vresult::npos, make_error_code(errc::closed), done);
   on_copies(
       items, out, std::move(done), [](vattr& a, std::error_code& ec) { return check_vfile(a.file, ec); },
-      [b, out](std::span<vattr> c, done_fn d) { b->vgetattrs(c, out, std::move(d)); },
+      [b, out](std::span<vattr> c, done_fn d) {
+        follow_links(b, c, out, std::move(d), [b, out, c](done_fn d2) { b->vgetattrs(c, out, std::move(d2)); });
+      },
       [](vattr& from, vattr& to) {
         to.stat = from.stat;
         to.handle = std::move(from.handle);
@@ -206,7 +227,8 @@ void client::vsetattrs(std::span<const vattr> items, vresult* out, done_fn done)
         return check_vfile(a.file, ec);
       }))
     return;
-  b->vsetattrs(*copies, out, [copies, done](std::error_code ec, std::size_t n) { done(ec, n); });
+  follow_links(b, *copies, out, [copies, done](std::error_code ec, std::size_t n) { done(ec, n); },
+               [b, out, copies](done_fn d) { b->vsetattrs(*copies, out, std::move(d)); });
 }
 
 void client::vmkdir(std::span<const vmkdir_item> items, vresult* out, done_fn done) {
