@@ -154,4 +154,28 @@ inline client_stats operator-(const client_stats& a, const client_stats& b) {
   return d;
 }
 
+/// COMPOUNDs and operations some calls sent (client::stats before and after).
+struct cost {
+  std::uint64_t compounds, operations;
+};
+
+/// What `f` cost on `c`; checks that nothing was retransmitted or reconnected meanwhile.
+template <class F>
+cost cost_of(client& c, F&& f) {
+  client_stats before = c.stats();
+  f();
+  client_stats d = c.stats() - before;
+  CHECK(d.reconnects == 0);
+  CHECK(d.retransmissions == 0);
+  return {d.compounds, d.operations};
+}
+
 }  // namespace vnfs::client_test
+
+/// Requires a vectorized call to have succeeded, saying which item failed and why if not.
+#define REQUIRE_OK(expr)                                                             \
+  do {                                                                               \
+    vnfs::vresult r_ = (expr);                                                       \
+    INFO(#expr << ": item " << r_.failed_index << " failed: " << r_.error.message()); \
+    REQUIRE(r_.ok());                                                                \
+  } while (0)

@@ -14,21 +14,6 @@ using namespace vnfs::client_test;
 
 namespace {
 
-struct cost {
-  std::uint64_t compounds, operations;
-};
-
-/// COMPOUNDs and operations that `f` sent.
-template <class F>
-cost cost_of(client& c, F&& f) {
-  client_stats before = c.stats();
-  f();
-  client_stats d = c.stats() - before;
-  CHECK(d.reconnects == 0);
-  CHECK(d.retransmissions == 0);
-  return {d.compounds, d.operations};
-}
-
 #define CHECK_COST(expr, n_compounds, n_ops)            \
   do {                                                  \
     cost k_ = cost_of(c, [&] { expr; });                \

@@ -10,28 +10,7 @@
 using namespace vnfs;
 using namespace vnfs::client_test;
 
-/// Requires a vectorized call to have succeeded, saying which item failed and why if not.
-#define REQUIRE_OK(expr)                                                                      \
-  do {                                                                                        \
-    vnfs::vresult r_ = (expr);                                                                \
-    INFO(#expr << ": item " << r_.failed_index << " failed: " << r_.error.message());          \
-    REQUIRE(r_.ok());                                                                         \
-  } while (0)
-
 namespace {
-
-struct cost {
-  std::uint64_t compounds, operations;
-};
-
-template <class F>
-cost cost_of(client& c, F&& f) {
-  client_stats before = c.stats();
-  f();
-  client_stats d = c.stats() - before;
-  CHECK(d.retransmissions == 0);
-  return {d.compounds, d.operations};
-}
 
 /// A session of at most 256 operations per COMPOUND (SEQUENCE included), as in the issue.
 client_options ops256() {

@@ -15,14 +15,6 @@
 using namespace vnfs;
 using namespace vnfs::client_test;
 
-/// Requires a vectorized call to have succeeded, saying which item failed and why if not.
-#define REQUIRE_OK(expr)                                                                      \
-  do {                                                                                        \
-    vnfs::vresult r_ = (expr);                                                                \
-    INFO(#expr << ": item " << r_.failed_index << " failed: " << r_.error.message());          \
-    REQUIRE(r_.ok());                                                                         \
-  } while (0)
-
 namespace {
 
 #define FOR_EACH_TARGET()                                                      \

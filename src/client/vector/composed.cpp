@@ -28,6 +28,25 @@ void finish_with(vresult* out, done_fn& done) {
   done(out->error, out->ok_count);
 }
 
+/// Ends a call that has no items to report (ensure_directory, remove_tree) with `ec`.
+void fail_call(vresult* out, std::error_code ec, done_fn& done) {
+  detail::reset_result(*out, 0);
+  out->error = ec;
+  done(ec, 0);
+}
+
+/// Normalizes `path` into `p`; if it is not a valid client path, ends the call and returns
+/// false.
+bool normalize_or_fail(const std::string& path, std::string& p, vresult* out, done_fn& done) {
+  try {
+    p = detail::normalize_path(path);
+    return true;
+  } catch (const std::system_error& e) {
+    fail_call(out, e.code(), done);
+    return false;
+  }
+}
+
 // ---- vlistdir
 
 struct listing {
@@ -318,31 +337,17 @@ void client::vscopy(std::span<vcopy_item> items, vresult* out, done_fn done) {
 
 void client::ensure_directory(std::string path, std::uint32_t mode, vresult* out, done_fn done) {
   std::string p;
-  try {
-    p = detail::normalize_path(path);
-  } catch (const std::system_error& e) {
-    detail::reset_result(*out, 0);
-    out->error = e.code();
-    return done(out->error, 0);
-  }
+  if (!normalize_or_fail(path, p, out, done)) return;
   auto ancestors = std::make_shared<std::vector<vattr>>();
   for (std::size_t i = 0; i <= p.size(); ++i)
     if (i == p.size() || p[i] == '/') ancestors->emplace_back(p.substr(0, i), attr::type);
   auto step = std::make_shared<vresult>();
   // The existing prefix ends at the first missing ancestor (vgetattrs stops there).
-  vgetattrs(*ancestors, step.get(), [this, ancestors, step, mode, out, done](std::error_code ec, std::size_t n) {
-    if (ec && ec != std::errc::no_such_file_or_directory) {
-      detail::reset_result(*out, 0);
-      out->error = ec;
-      return done(ec, 0);
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      if ((*ancestors)[i].stat.type != file_type::directory) {
-        detail::reset_result(*out, 0);
-        out->error = std::make_error_code(std::errc::not_a_directory);
-        return done(out->error, 0);
-      }
-    }
+  vgetattrs(*ancestors, step.get(), [this, ancestors, step, mode, out, done](std::error_code ec, std::size_t n) mutable {
+    if (ec && ec != std::errc::no_such_file_or_directory) return fail_call(out, ec, done);
+    for (std::size_t i = 0; i < n; ++i)
+      if ((*ancestors)[i].stat.type != file_type::directory)
+        return fail_call(out, std::make_error_code(std::errc::not_a_directory), done);
     auto dirs = std::make_shared<std::vector<vmkdir_item>>();
     for (std::size_t i = n; i < ancestors->size(); ++i) dirs->push_back({*(*ancestors)[i].file.path(), mode});
     vmkdir(*dirs, out, [dirs, done](std::error_code e, std::size_t k) { done(e, k); });
@@ -361,22 +366,12 @@ void collect(const std::string& dir, const dir_entry& e, std::size_t depth, void
 
 void client::remove_tree(std::string path, vresult* out, done_fn done) {
   std::string p;
-  try {
-    p = detail::normalize_path(path);
-  } catch (const std::system_error& e) {
-    detail::reset_result(*out, 0);
-    out->error = e.code();
-    return done(out->error, 0);
-  }
+  if (!normalize_or_fail(path, p, out, done)) return;
   auto top = std::make_shared<std::vector<vattr>>(1, vattr(p, attr::type));
   auto step = std::make_shared<vresult>();
-  vgetattrs(*top, step.get(), [this, p, top, step, out, done](std::error_code ec, std::size_t) {
+  vgetattrs(*top, step.get(), [this, p, top, step, out, done](std::error_code ec, std::size_t) mutable {
     auto paths = std::make_shared<std::vector<std::string>>();
-    if (ec) {
-      detail::reset_result(*out, 0);
-      out->error = ec;
-      return done(ec, 0);
-    }
+    if (ec) return fail_call(out, ec, done);
     if ((*top)[0].stat.type != file_type::directory) {
       paths->push_back(p);
       return vremove(*paths, out, [paths, done](std::error_code e, std::size_t n) { done(e, n); });
@@ -388,12 +383,8 @@ void client::remove_tree(std::string path, vresult* out, done_fn done) {
     o.recursive = true;
     o.callback = collect;
     o.user = found.get();
-    vlistdir(*roots, o, step.get(), [this, p, found, roots, paths, step, out, done](std::error_code e, std::size_t) {
-      if (e) {
-        detail::reset_result(*out, 0);
-        out->error = e;
-        return done(e, 0);
-      }
+    vlistdir(*roots, o, step.get(), [this, p, found, roots, paths, step, out, done](std::error_code e, std::size_t) mutable {
+      if (e) return fail_call(out, e, done);
       // Deepest first: every directory after everything in it.
       std::stable_sort(found->begin(), found->end(),
                        [](const tree_entry& a, const tree_entry& b) { return a.depth > b.depth; });
