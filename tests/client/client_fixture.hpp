@@ -172,6 +172,16 @@ cost cost_of(client& c, F&& f) {
 
 }  // namespace vnfs::client_test
 
+/// Runs the rest of a test case once per enabled target, with `env` (a fresh working
+/// directory and client) and `c` (its client).
+#define FOR_EACH_TARGET()                                                                            \
+  const auto kind = GENERATE(vnfs::client_test::target::vnfsd, vnfs::client_test::target::ganesha,  \
+                             vnfs::client_test::target::local, vnfs::client_test::target::vnfsd_rdma); \
+  INFO("target " << vnfs::client_test::name_of(kind));                                              \
+  if (!vnfs::client_test::enabled(kind)) return;                                                    \
+  vnfs::client_test::client_env env(kind);                                                          \
+  vnfs::client& c = env.c()
+
 /// Requires a vectorized call to have succeeded, saying which item failed and why if not.
 #define REQUIRE_OK(expr)                                                             \
   do {                                                                               \

@@ -52,13 +52,6 @@ void create_file(client& c, const std::string& path, std::span<const std::byte> 
   c.close(f);
 }
 
-#define FOR_EACH_TARGET()                                                   \
-  const target kind = GENERATE(target::vnfsd, target::ganesha, target::local, target::vnfsd_rdma); \
-  INFO("target " << name_of(kind));                                         \
-  if (!enabled(kind)) return;                                               \
-  client_env env(kind);                                                     \
-  client& c = env.c()
-
 }  // namespace
 
 TEST_CASE("bytes read back equal bytes written", "[client][conformance]") {

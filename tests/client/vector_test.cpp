@@ -17,13 +17,6 @@ using namespace vnfs::client_test;
 
 namespace {
 
-#define FOR_EACH_TARGET()                                                      \
-  const target kind = GENERATE(target::vnfsd, target::ganesha, target::local, target::vnfsd_rdma); \
-  INFO("target " << name_of(kind));                                            \
-  if (!enabled(kind)) return;                                                  \
-  client_env env(kind);                                                        \
-  client& c = env.c()
-
 std::string name(const char* prefix, std::size_t i) { return prefix + std::to_string(i); }
 
 std::string read_local(const std::filesystem::path& p) {
