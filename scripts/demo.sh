@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's demo command: installs the dependencies, builds the `default` preset and
 # runs the demo program (build/default/tools/vnfs-demo), which serves a scratch export with
-# the embedded vnfsd and walks through real NFSv4.1 COMPOUNDs against it over TCP.
+# the embedded vnfsd, walks through real NFSv4.1 COMPOUNDs against it over TCP, then does the
+# same through the client API and shows the vectorized calls against the scalar ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
