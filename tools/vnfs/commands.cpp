@@ -73,6 +73,34 @@ const std::vector<command>& command_table() {
        "\n"
        "  -s   make a symbolic link\n",
        "s", 2, 2, run_ln},
+      {"tar", "-c [-z|-J|--zstd] -f ARCHIVE LOCATION | -x -f ARCHIVE LOCATION",
+       "archive a directory, or extract an archive into one",
+       "With -c, writes an archive of everything under the directory LOCATION (names\n"
+       "relative to it, as 'tar -C LOCATION -c' of its entries) to ARCHIVE, in restricted pax\n"
+       "format (ustar, with pax headers only for long names and the like), as GNU tar and\n"
+       "bsdtar read it. The tree is listed with one recursive vlistdir, file data read with\n"
+       "vread in batches of at most 64 MiB, symlink targets with vreadlink. Files with several\n"
+       "names are stored once, their other names as hard links. Special files are skipped.\n"
+       "\n"
+       "With -x, extracts ARCHIVE (any format and compression libarchive reads, detected)\n"
+       "into the directory LOCATION, created if missing: directories with vmkdir, files with\n"
+       "vwrite (created and written at once), symlinks with vsymlink, hard links with vhardlink,\n"
+       "in batches; then modes and access and modification times with vsetattrs. Owners are\n"
+       "not restored. Existing directories are merged into, existing files overwritten,\n"
+       "existing symlinks replaced. Names with a '..' component are refused. A damaged\n"
+       "archive stops the extraction with an error; every entry before the damage is\n"
+       "extracted whole, the one cut short is not left behind.\n"
+       "\n"
+       "ARCHIVE is a local file, or '-' for standard output (-c) or standard input (-x);\n"
+       "with -c -f -, --stats writes its line to standard error.\n"
+       "\n"
+       "  -c       create an archive\n"
+       "  -x       extract an archive\n"
+       "  -f       ARCHIVE is the first operand (required)\n"
+       "  -z       with -c: compress with gzip\n"
+       "  -J       with -c: compress with xz\n"
+       "  --zstd   with -c: compress with zstd\n",
+       "cxfzJZ", 2, 2, run_tar, "zstd=Z"},
   };
   return table;
 }

@@ -1,0 +1,233 @@
+// vnfs archive adapter: create_archive (see create_archive.hpp).
+#include "vnfs/archive/create_archive.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <algorithm>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "reason.hpp"
+#include "vnfs/archive/archive_error.hpp"
+
+namespace vnfs::archive {
+
+namespace {
+
+/// An object of the tree: its path below the root and its attributes.
+struct node {
+  std::string rel;
+  file_stat stat;
+};
+
+struct walk_state {
+  std::string root;
+  std::vector<node> nodes;
+};
+
+void on_entry(const std::string& dir, const dir_entry& e, std::size_t, void* user) {
+  auto* w = static_cast<walk_state*>(user);
+  std::string rel = dir.size() > w->root.size() ? dir.substr(w->root.empty() ? 0 : w->root.size() + 1) : "";
+  w->nodes.push_back({rel.empty() ? e.name : rel + "/" + e.name, e.stat});
+}
+
+using archive_ptr = std::unique_ptr<struct archive, decltype(&archive_write_free)>;
+using entry_ptr = std::unique_ptr<archive_entry, decltype(&archive_entry_free)>;
+
+class archiver {
+ public:
+  archiver(client& c, const std::string& root, int fd, const create_options& o)
+      : c_(c), root_(root), o_(o), a_(archive_write_new(), archive_write_free) {
+    if (!a_) throw archive_error("", "out of memory");
+    if (archive_write_set_format_by_name(a_.get(), o.format == "pax" ? "paxr" : o.format.c_str()) != ARCHIVE_OK)
+      throw archive_error("", "unknown archive format '" + o.format + "': " + archive_error_string(a_.get()));
+    if (o.filter != "none" && archive_write_add_filter_by_name(a_.get(), o.filter.c_str()) != ARCHIVE_OK)
+      throw archive_error("", "unknown or unavailable compression '" + o.filter + "': " + archive_error_string(a_.get()));
+    // Compressed output is written in full blocks; uncompressed tar pads to 10 KiB records.
+    if (archive_write_open_fd(a_.get(), fd) != ARCHIVE_OK) fail("", "cannot open the archive");
+  }
+
+  archive_stats run() {
+    walk();
+    std::vector<const node*> dirs, links, files, hardlinks;
+    std::unordered_map<std::uint64_t, const node*> first_name;
+    for (const node& n : nodes_) {
+      switch (n.stat.type) {
+        case file_type::directory: dirs.push_back(&n); break;
+        case file_type::symlink: links.push_back(&n); break;
+        case file_type::regular:
+          if (n.stat.nlink > 1) {
+            auto [it, fresh] = first_name.emplace(n.stat.fileid, &n);
+            if (!fresh) {
+              hardlinks.push_back(&n);
+              hardlink_target_[&n] = it->second->rel;
+              break;
+            }
+          }
+          files.push_back(&n);
+          break;
+        default: ++stats_.skipped; break;
+      }
+    }
+    for (const node* d : dirs) {
+      write_header(*d, 0);
+      ++stats_.directories;
+    }
+    write_symlinks(links);
+    write_files(files);
+    for (const node* h : hardlinks) {
+      entry_ptr e = make_entry(*h, 0);
+      archive_entry_set_hardlink(e.get(), hardlink_target_[h].c_str());
+      if (archive_write_header(a_.get(), e.get()) < ARCHIVE_WARN) fail(h->rel, "cannot write the header");
+      ++stats_.hardlinks;
+    }
+    report();
+    if (archive_write_close(a_.get()) != ARCHIVE_OK) fail("", "cannot finish the archive");
+    return stats_;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& entry, const std::string& what) {
+    const char* s = archive_error_string(a_.get());
+    throw archive_error(entry, (entry.empty() ? "" : entry + ": ") + what + ": " + (s ? s : "unknown error"));
+  }
+  [[noreturn]] void fail(const std::string& entry, const std::string& what, std::error_code ec) {
+    throw archive_error(entry, (entry.empty() ? "" : entry + ": ") + what + ": " + detail::reason(ec));
+  }
+  std::string path_of(const std::string& rel) const { return root_.empty() ? rel : root_ + "/" + rel; }
+  void report() {
+    if (o_.progress) o_.progress(stats_);
+  }
+
+  void walk() {
+    walk_state w{root_, {}};
+    std::vector<std::string> dirs{root_};
+    vlistdir_options lo;
+    lo.mask = attr::stat;
+    lo.recursive = true;
+    lo.callback = on_entry;
+    lo.user = &w;
+    vresult r = c_.vlistdir(dirs, lo);
+    if (!r.ok()) fail(root_.empty() ? "/" : root_, "cannot list", r.error);
+    nodes_ = std::move(w.nodes);
+  }
+
+  entry_ptr make_entry(const node& n, std::uint64_t size) {
+    entry_ptr e(archive_entry_new2(a_.get()), archive_entry_free);
+    archive_entry_set_pathname(e.get(), n.rel.c_str());
+    unsigned type = n.stat.type == file_type::directory ? AE_IFDIR
+                    : n.stat.type == file_type::symlink ? AE_IFLNK
+                                                        : AE_IFREG;
+    archive_entry_set_filetype(e.get(), type);
+    archive_entry_set_perm(e.get(), n.stat.mode & 07777);
+    archive_entry_set_uid(e.get(), n.stat.uid);
+    archive_entry_set_gid(e.get(), n.stat.gid);
+    archive_entry_set_mtime(e.get(), n.stat.mtime.tv_sec, n.stat.mtime.tv_nsec);
+    archive_entry_set_size(e.get(), static_cast<la_int64_t>(size));
+    return e;
+  }
+
+  void write_header(const node& n, std::uint64_t size, const std::string* link = nullptr) {
+    entry_ptr e = make_entry(n, size);
+    if (link) archive_entry_set_symlink(e.get(), link->c_str());
+    if (archive_write_header(a_.get(), e.get()) < ARCHIVE_WARN) fail(n.rel, "cannot write the header");
+  }
+
+  void write_symlinks(const std::vector<const node*>& links) {
+    for (std::size_t at = 0; at < links.size(); at += o_.batch_items) {
+      std::size_t n = std::min(o_.batch_items, links.size() - at);
+      std::vector<std::string> paths;
+      for (std::size_t i = 0; i < n; ++i) paths.push_back(path_of(links[at + i]->rel));
+      std::vector<std::string> targets;
+      vresult r = c_.vreadlink(paths, &targets);
+      if (!r.ok()) fail(links[at + r.failed_index]->rel, "cannot read the link", r.error);
+      for (std::size_t i = 0; i < n; ++i) {
+        write_header(*links[at + i], 0, &targets[i]);
+        ++stats_.symlinks;
+      }
+      report();
+    }
+  }
+
+  /// The data of `files`, in rounds of at most batch_bytes and batch_items; a file's header
+  /// is written with its first piece, so entries stay whole and in order.
+  void write_files(const std::vector<const node*>& files) {
+    std::uint64_t cap = std::max<std::uint64_t>(o_.batch_bytes, 1);
+    std::unique_ptr<std::byte[]> buf(new std::byte[cap]);
+    std::size_t next = 0;         // the file the next round starts with
+    std::uint64_t next_off = 0;   // and where in it
+    while (next < files.size()) {
+      struct piece {
+        const node* n;
+        std::uint64_t offset, length, at;
+      };
+      std::vector<piece> pieces;
+      std::uint64_t used = 0;
+      while (next < files.size() && pieces.size() < o_.batch_items && (used < cap || files[next]->stat.size == next_off)) {
+        const node* f = files[next];
+        std::uint64_t len = std::min(f->stat.size - next_off, cap - used);
+        pieces.push_back({f, next_off, len, used});
+        used += len;
+        next_off += len;
+        if (next_off == f->stat.size) {
+          ++next;
+          next_off = 0;
+        }
+      }
+      std::vector<vio> ios;
+      std::vector<std::size_t> io_of;  // piece index of each vio (empty pieces are not read)
+      for (std::size_t i = 0; i < pieces.size(); ++i) {
+        if (pieces[i].length == 0) continue;
+        ios.emplace_back(vfile(path_of(pieces[i].n->rel)), pieces[i].offset,
+                         std::span<std::byte>(buf.get() + pieces[i].at, pieces[i].length));
+        io_of.push_back(i);
+      }
+      if (!ios.empty()) {
+        vresult r = c_.vread(ios);
+        if (!r.ok()) fail(pieces[io_of[r.failed_index]].n->rel, "cannot read", r.error);
+      }
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < pieces.size(); ++i) {
+        const piece& p = pieces[i];
+        if (p.offset == 0) write_header(*p.n, p.n->stat.size);
+        if (p.length > 0) {
+          std::uint64_t got = ios[k++].bytes;
+          // A file that shrank since it was listed: libarchive pads the entry with zeros
+          // to the size in its header when the entry is finished.
+          if (got > 0 && archive_write_data(a_.get(), buf.get() + p.at, got) < 0) fail(p.n->rel, "cannot write");
+          stats_.bytes += got;
+        }
+        if (p.offset + p.length == p.n->stat.size) {
+          if (archive_write_finish_entry(a_.get()) < ARCHIVE_WARN) fail(p.n->rel, "cannot write");
+          ++stats_.files;
+        }
+      }
+      report();
+    }
+  }
+
+  client& c_;
+  std::string root_;
+  const create_options& o_;
+  archive_ptr a_;
+  std::vector<node> nodes_;
+  std::unordered_map<const node*, std::string> hardlink_target_;
+  archive_stats stats_;
+};
+
+}  // namespace
+
+archive_stats create_archive(client& c, const std::string& root, int fd, const create_options& options) {
+  std::vector<vattr> top{vattr(root, attr::type)};
+  vresult r = c.vgetattrs(top);
+  std::string name = root.empty() ? "/" : root;
+  if (!r.ok()) throw archive_error(name, name + ": cannot stat: " + detail::reason(r.error));
+  if (top[0].stat.type != file_type::directory) throw archive_error(name, name + ": not a directory");
+  archiver a(c, root, fd, options);
+  return a.run();
+}
+
+}  // namespace vnfs::archive
