@@ -76,9 +76,8 @@ const std::vector<command>& command_table() {
       {"tar", "-c [-z|-J|--zstd] -f ARCHIVE LOCATION | -x -f ARCHIVE LOCATION",
        "archive a directory, or extract an archive into one",
        "With -c, writes an archive of everything under the directory LOCATION (names\n"
-       "relative to it, as 'tar -C LOCATION -c' of its entries) to ARCHIVE, in restricted pax\n"
-       "format (ustar, with pax headers only for long names and the like), as GNU tar and\n"
-       "bsdtar read it. The tree is listed with one recursive vlistdir, file data read with\n"
+       "relative to it, as 'tar -C LOCATION -c' of its entries) to ARCHIVE in POSIX pax\n"
+       "format (times to the nanosecond, names of any length), as GNU tar and bsdtar read it. The tree is listed with one recursive vlistdir, file data read with\n"
        "vread in batches of at most 64 MiB, symlink targets with vreadlink. Files with several\n"
        "names are stored once, their other names as hard links. Special files are skipped.\n"
        "\n"

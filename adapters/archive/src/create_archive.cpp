@@ -42,7 +42,7 @@ class archiver {
   archiver(client& c, const std::string& root, int fd, const create_options& o)
       : c_(c), root_(root), o_(o), a_(archive_write_new(), archive_write_free) {
     if (!a_) throw archive_error("", "out of memory");
-    if (archive_write_set_format_by_name(a_.get(), o.format == "pax" ? "paxr" : o.format.c_str()) != ARCHIVE_OK)
+    if (archive_write_set_format_by_name(a_.get(), o.format.c_str()) != ARCHIVE_OK)
       throw archive_error("", "unknown archive format '" + o.format + "': " + archive_error_string(a_.get()));
     if (o.filter != "none" && archive_write_add_filter_by_name(a_.get(), o.filter.c_str()) != ARCHIVE_OK)
       throw archive_error("", "unknown or unavailable compression '" + o.filter + "': " + archive_error_string(a_.get()));
@@ -52,44 +52,36 @@ class archiver {
 
   archive_stats run() {
     walk();
-    std::vector<const node*> dirs, links, files, hardlinks;
-    std::unordered_map<std::uint64_t, const node*> first_name;
+    // Depth-first order, each directory followed by what is in it: GNU tar restores a
+    // directory's times when its extraction leaves it, so its contents must follow it.
+    std::vector<std::pair<std::string, const node*>> keyed;
     for (const node& n : nodes_) {
-      switch (n.stat.type) {
-        case file_type::directory: dirs.push_back(&n); break;
-        case file_type::symlink: links.push_back(&n); break;
-        case file_type::regular:
-          if (n.stat.nlink > 1) {
-            auto [it, fresh] = first_name.emplace(n.stat.fileid, &n);
-            if (!fresh) {
-              hardlinks.push_back(&n);
-              hardlink_target_[&n] = it->second->rel;
-              break;
-            }
-          }
-          files.push_back(&n);
-          break;
-        default: ++stats_.skipped; break;
+      std::string k = n.rel;
+      std::replace(k.begin(), k.end(), '/', '\0');
+      keyed.emplace_back(std::move(k), &n);
+    }
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<const node*> order, links;
+    std::unordered_map<std::uint64_t, const node*> first_name;
+    for (auto& [k, n] : keyed) {
+      if (n->stat.type == file_type::symlink) links.push_back(n);
+      if (n->stat.type == file_type::regular && n->stat.nlink > 1) {
+        auto [it, fresh] = first_name.emplace(n->stat.fileid, n);
+        if (!fresh) hardlink_target_[n] = it->second->rel;
       }
+      if (n->stat.type == file_type::directory || n->stat.type == file_type::symlink ||
+          n->stat.type == file_type::regular)
+        order.push_back(n);
+      else
+        ++stats_.skipped;
     }
-    for (const node* d : dirs) {
-      write_header(*d, 0);
-      ++stats_.directories;
-    }
-    write_symlinks(links);
-    write_files(files);
-    for (const node* h : hardlinks) {
-      entry_ptr e = make_entry(*h, 0);
-      archive_entry_set_hardlink(e.get(), hardlink_target_[h].c_str());
-      if (archive_write_header(a_.get(), e.get()) < ARCHIVE_WARN) fail(h->rel, "cannot write the header");
-      ++stats_.hardlinks;
-    }
+    read_symlinks(links);
+    write_entries(order);
     report();
     if (archive_write_close(a_.get()) != ARCHIVE_OK) fail("", "cannot finish the archive");
     return stats_;
   }
 
- private:
   [[noreturn]] void fail(const std::string& entry, const std::string& what) {
     const char* s = archive_error_string(a_.get());
     throw archive_error(entry, (entry.empty() ? "" : entry + ": ") + what + ": " + (s ? s : "unknown error"));
@@ -136,7 +128,7 @@ class archiver {
     if (archive_write_header(a_.get(), e.get()) < ARCHIVE_WARN) fail(n.rel, "cannot write the header");
   }
 
-  void write_symlinks(const std::vector<const node*>& links) {
+  void read_symlinks(const std::vector<const node*>& links) {
     for (std::size_t at = 0; at < links.size(); at += o_.batch_items) {
       std::size_t n = std::min(o_.batch_items, links.size() - at);
       std::vector<std::string> paths;
@@ -144,41 +136,42 @@ class archiver {
       std::vector<std::string> targets;
       vresult r = c_.vreadlink(paths, &targets);
       if (!r.ok()) fail(links[at + r.failed_index]->rel, "cannot read the link", r.error);
-      for (std::size_t i = 0; i < n; ++i) {
-        write_header(*links[at + i], 0, &targets[i]);
-        ++stats_.symlinks;
-      }
-      report();
+      for (std::size_t i = 0; i < n; ++i) link_target_[links[at + i]] = std::move(targets[i]);
     }
   }
 
-  /// The data of `files`, in rounds of at most batch_bytes and batch_items; a file's header
-  /// is written with its first piece, so entries stay whole and in order.
-  void write_files(const std::vector<const node*>& files) {
+  /// Writes the entries in `order`, in rounds of at most batch_bytes of file data and
+  /// batch_items files (one vread each); a file over batch_bytes spans rounds, its header
+  /// written with its first piece, so entries stay whole and in order.
+  void write_entries(const std::vector<const node*>& order) {
     std::uint64_t cap = std::max<std::uint64_t>(o_.batch_bytes, 1);
     std::unique_ptr<std::byte[]> buf(new std::byte[cap]);
-    std::size_t next = 0;         // the file the next round starts with
-    std::uint64_t next_off = 0;   // and where in it
-    while (next < files.size()) {
-      struct piece {
-        const node* n;
-        std::uint64_t offset, length, at;
-      };
+    std::size_t next = 0;        // the entry the next round starts with
+    std::uint64_t next_off = 0;  // and where in its data
+    struct piece {
+      const node* n;
+      std::uint64_t offset, length, at;
+    };
+    while (next < order.size()) {
       std::vector<piece> pieces;
+      std::size_t files = 0;
       std::uint64_t used = 0;
-      while (next < files.size() && pieces.size() < o_.batch_items && (used < cap || files[next]->stat.size == next_off)) {
-        const node* f = files[next];
-        std::uint64_t len = std::min(f->stat.size - next_off, cap - used);
-        pieces.push_back({f, next_off, len, used});
+      while (next < order.size()) {
+        const node* n = order[next];
+        bool data = n->stat.type == file_type::regular && !hardlink_target_.count(n);
+        if (data && (files == o_.batch_items || (used == cap && n->stat.size > next_off))) break;
+        std::uint64_t len = data ? std::min(n->stat.size - next_off, cap - used) : 0;
+        pieces.push_back({n, next_off, len, used});
+        files += data;
         used += len;
         next_off += len;
-        if (next_off == f->stat.size) {
+        if (!data || next_off == n->stat.size) {
           ++next;
           next_off = 0;
         }
       }
       std::vector<vio> ios;
-      std::vector<std::size_t> io_of;  // piece index of each vio (empty pieces are not read)
+      std::vector<std::size_t> io_of;  // the piece of each vio (pieces without data are not read)
       for (std::size_t i = 0; i < pieces.size(); ++i) {
         if (pieces[i].length == 0) continue;
         ios.emplace_back(vfile(path_of(pieces[i].n->rel)), pieces[i].offset,
@@ -190,19 +183,32 @@ class archiver {
         if (!r.ok()) fail(pieces[io_of[r.failed_index]].n->rel, "cannot read", r.error);
       }
       std::size_t k = 0;
-      for (std::size_t i = 0; i < pieces.size(); ++i) {
-        const piece& p = pieces[i];
-        if (p.offset == 0) write_header(*p.n, p.n->stat.size);
-        if (p.length > 0) {
-          std::uint64_t got = ios[k++].bytes;
-          // A file that shrank since it was listed: libarchive pads the entry with zeros
-          // to the size in its header when the entry is finished.
-          if (got > 0 && archive_write_data(a_.get(), buf.get() + p.at, got) < 0) fail(p.n->rel, "cannot write");
-          stats_.bytes += got;
-        }
-        if (p.offset + p.length == p.n->stat.size) {
-          if (archive_write_finish_entry(a_.get()) < ARCHIVE_WARN) fail(p.n->rel, "cannot write");
-          ++stats_.files;
+      for (const piece& p : pieces) {
+        const node& n = *p.n;
+        if (n.stat.type == file_type::directory) {
+          write_header(n, 0);
+          ++stats_.directories;
+        } else if (n.stat.type == file_type::symlink) {
+          write_header(n, 0, &link_target_[&n]);
+          ++stats_.symlinks;
+        } else if (auto h = hardlink_target_.find(&n); h != hardlink_target_.end()) {
+          entry_ptr e = make_entry(n, 0);
+          archive_entry_set_hardlink(e.get(), h->second.c_str());
+          if (archive_write_header(a_.get(), e.get()) < ARCHIVE_WARN) fail(n.rel, "cannot write the header");
+          ++stats_.hardlinks;
+        } else {
+          if (p.offset == 0) write_header(n, n.stat.size);
+          if (p.length > 0) {
+            std::uint64_t got = ios[k++].bytes;
+            // A file that shrank since it was listed: libarchive pads the entry with zeros
+            // to the size in its header when the entry is finished.
+            if (got > 0 && archive_write_data(a_.get(), buf.get() + p.at, got) < 0) fail(n.rel, "cannot write");
+            stats_.bytes += got;
+          }
+          if (p.offset + p.length == n.stat.size) {
+            if (archive_write_finish_entry(a_.get()) < ARCHIVE_WARN) fail(n.rel, "cannot write");
+            ++stats_.files;
+          }
         }
       }
       report();
@@ -214,7 +220,7 @@ class archiver {
   const create_options& o_;
   archive_ptr a_;
   std::vector<node> nodes_;
-  std::unordered_map<const node*, std::string> hardlink_target_;
+  std::unordered_map<const node*, std::string> hardlink_target_, link_target_;
   archive_stats stats_;
 };
 

@@ -17,8 +17,9 @@
 namespace vnfs::archive {
 
 struct create_options {
-  /// A libarchive format name: "pax" (restricted pax, as bsdtar writes by default: ustar
-  /// with pax headers only where needed), "gnutar", "ustar", "cpio", "zip", ...
+  /// A libarchive format name: "pax" (POSIX pax: every entry with its times to the
+  /// nanosecond), "paxr" (restricted pax, bsdtar's default: pax headers only where ustar
+  /// cannot say it), "gnutar", "ustar", "cpio", "zip", ...
   std::string format = "pax";
   /// A libarchive filter name: "none", "gzip", "xz", "zstd", "bzip2", ...
   std::string filter = "none";
@@ -29,7 +30,7 @@ struct create_options {
 
 /// Archives everything under the directory `root` of `c` (not `root` itself: entry names
 /// are relative to it, "a", "a/b.txt") into the file descriptor `fd`, which stays open.
-/// Directories come first (breadth-first), then symlinks, files, and hard links.
+/// Entries come depth-first, each directory before what is in it, sorted by name.
 /// Special files are skipped (counted in `skipped`). Throws archive_error.
 archive_stats create_archive(client& c, const std::string& root, int fd, const create_options& options = {});
 
