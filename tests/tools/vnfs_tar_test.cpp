@@ -1,7 +1,7 @@
 // vnfs tar, end to end: archives written by vnfs tar -c read back by GNU tar and bsdtar,
 // archives written by them extracted by vnfs tar -x, over vnfsd and local files (file://);
 // compressed archives; a damaged archive; the COMPOUNDs of a small extraction; the
-// command line's own errors. Trees are compared with diff -r and tree_signature (type,
+// command line's own errors; unmodified bsdtar -x through vnfs with the preload library. Trees are compared with diff -r and tree_signature (type,
 // mode, size, mtime to the nanosecond, symlink contents), hard links by inode.
 #include <catch2/catch.hpp>
 
@@ -28,6 +28,8 @@ std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
+
+void write_file_text(const fs::path& p, const std::string& data) { std::ofstream(p, std::ios::binary) << data; }
 
 struct stat lstat_of(const fs::path& p) {
   struct stat st {};
@@ -201,4 +203,42 @@ TEST_CASE("vnfs tar: command line errors and help") {
   r = vnfs_cli({"tar", "--help"});
   CHECK(r.code == 0);
   CHECK(r.out.rfind("Usage: vnfs [--stats] [--scalar] tar -c [-z|-J|--zstd] -f ARCHIVE LOCATION", 0) == 0);
+}
+
+TEST_CASE("unmodified bsdtar -x through vnfs with the preload library") {
+  temp_dir exp, local;
+  make_tree(local / "in");
+  vnfsd_process server(exp.path());
+  const std::string a = (local / "a.tar").string();
+  shell("bsdtar --format=pax -cf " + quoted(a) + " -C " + quoted((local / "in").string()) + " t");
+  // The child runs `vnfs --stats tar -x -f - URL`: its JSON line lands on bsdtar's stdout.
+  write_file_text(local / "vnfs-stats", std::string("#!/bin/sh\nexec ") + VNFS_CLI_PATH + " --stats \"$@\"\n");
+  shell("chmod +x " + quoted((local / "vnfs-stats").string()));
+  fs::create_directories(local / "mnt/sub");
+  fs::create_directories(local / "plain");
+  const std::string env = "VNFS_CLI=" + quoted((local / "vnfs-stats").string()) + " VNFS_MAP=" +
+                          quoted((local / "mnt").string() + "=" + url(server, "export_dir")) +
+                          " LD_PRELOAD=" + quoted(VNFS_PRELOAD_PATH) + " ";
+  std::string out = shell(env + "bsdtar -xf " + quoted(a) + " -C " + quoted((local / "mnt/sub").string()));
+  check_tree(local / "in", exp / "export_dir/sub");
+  CHECK(fs::is_empty(local / "mnt/sub"));  // nothing went to the local disk
+  // The same COMPOUNDs as vnfs tar -x of the archive: the entries went through vnfs.
+  run_result direct = vnfs_cli({"--stats", "tar", "-x", "-f", a, url(server, "direct")});
+  REQUIRE(direct.code == 0);
+  CHECK(compounds_of(out) == compounds_of(direct.out));
+  // Outside the mapping bsdtar extracts to disk as ever.
+  shell(env + "bsdtar -xpf " + quoted(a) + " -C " + quoted((local / "plain").string()));
+  check_tree(local / "in", local / "plain");
+  // A damaged archive: bsdtar fails, the entries before the damage are in, the cut one is not.
+  fs::create_directories(local / "mnt/cut");
+  shell("cd " + quoted((local / "in").string()) + " && printf first > t0 && head -c 3000000 /dev/urandom > t1 && tar -cf " +
+        quoted((local / "c.tar").string()) + " t0 t1 && head -c 2000000 " + quoted((local / "c.tar").string()) +
+        " > " + quoted((local / "cut.tar").string()));
+  run_result r = run_program("/bin/sh", {"-c", env + "bsdtar -xf " + quoted((local / "cut.tar").string()) + " -C " +
+                                                   quoted((local / "mnt/cut").string())});
+  CHECK(r.code == 1);
+  CHECK(r.err.find("vnfs: tar: " + url(server, "export_dir/cut") + ": archive damaged in 't1': Truncated tar archive\n") !=
+        std::string::npos);
+  CHECK(read_file(exp / "export_dir/cut/t0") == "first");
+  CHECK_FALSE(fs::exists(exp / "export_dir/cut/t1"));
 }
