@@ -3,13 +3,15 @@
 # ~6 MB) on vnfsd over loopback, and `vnfs tar -x` of that archive back into vnfsd, with
 # the vectorized calls and with --scalar (each item as scalar calls): COMPOUNDs, operations
 # and seconds, from `vnfs --stats`, into bench/results/cli_tar.json. Every extraction is
-# checked with diff -r against the tree.
+# checked with diff -r against the tree. Also unmodified bsdtar -x of the same archive
+# through the preload library (adapters/archive), whose `vnfs tar -x -f -` child reports
+# its --stats, and bsdtar -x to local disk for reference (seconds only).
 # Usage: bash bench/cli_tar.sh [RUNS]   (default 3 runs of each mode)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
 cmake --preset default >/dev/null
-cmake --build --preset default -j2 --target vnfs vnfsd >/dev/null
+cmake --build --preset default -j2 --target vnfs vnfsd vnfs_bsdtar_preload >/dev/null
 vnfs=build/default/tools/vnfs
 
 work=$(mktemp -d /tmp/vnfs-cli-tar.XXXXXX)
@@ -51,6 +53,18 @@ for run in $(seq "$runs"); do
     results+=("{\"mode\":\"$mode\",\"run\":$run,\"operation\":\"extract\",\"stats\":$x}")
     echo "$mode run $run: archive $c; extract $x"
   done
+  mkdir -p "$work/mnt/p$run" "$work/local$run"
+  printf '#!/bin/sh\nexec %s --stats "$@"\n' "$PWD/$vnfs" > "$work/vnfs-stats"
+  chmod +x "$work/vnfs-stats"
+  p=$(VNFS_CLI="$work/vnfs-stats" VNFS_MAP="$work/mnt=$url" \
+      LD_PRELOAD=$PWD/build/default/adapters/archive/libvnfs_bsdtar_preload.so \
+      bsdtar -xf "$work/a_vectorized$run.tar" -C "$work/mnt/p$run" | tail -1)
+  diff -r "$tree" "$work/export/p$run"
+  t0=$(date +%s.%N); bsdtar -xf "$work/a_vectorized$run.tar" -C "$work/local$run"; t1=$(date +%s.%N)
+  diff -r "$tree" "$work/local$run"
+  results+=("{\"mode\":\"bsdtar_preload\",\"run\":$run,\"operation\":\"extract\",\"stats\":$p}")
+  results+=("{\"mode\":\"bsdtar_local_disk\",\"run\":$run,\"operation\":\"extract\",\"seconds\":$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')}")
+  echo "bsdtar run $run: through vnfs $p; to local disk $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}') s"
 done
 
 mkdir -p bench/results
