@@ -77,6 +77,7 @@ void run_tar(command_context& ctx, const arguments& a) {
       progress_feed feed{bar};
       archive::extract_options o;
       o.progress = std::ref(feed);
+      o.restore_owner = ::geteuid() == 0;  // as GNU tar: owners for root only
       archive::extract_archive(c, loc.path, fd, o);
     }
   } catch (const archive::archive_error& e) {

@@ -44,7 +44,7 @@ std::string parent_of(const std::string& rel) {
 struct final_attrs {
   std::string rel;
   file_type type;
-  std::uint32_t mode;
+  std::uint32_t mode, uid, gid;
   timespec atime, mtime;
   bool has_atime;
 };
@@ -121,7 +121,8 @@ class extractor {
     const char* hard = archive_entry_hardlink(e);
     mode_t type = archive_entry_filetype(e);
     std::uint32_t perm = archive_entry_perm(e) & 07777;
-    final_attrs fa{rel, file_type::regular, perm, {}, {}, archive_entry_atime_is_set(e) != 0};
+    final_attrs fa{rel, file_type::regular, perm, static_cast<std::uint32_t>(archive_entry_uid(e)),
+                   static_cast<std::uint32_t>(archive_entry_gid(e)), {}, {}, archive_entry_atime_is_set(e) != 0};
     fa.mtime = {archive_entry_mtime(e), archive_entry_mtime_nsec(e)};
     if (fa.has_atime) fa.atime = {archive_entry_atime(e), archive_entry_atime_nsec(e)};
     need_parent(rel);
@@ -267,6 +268,18 @@ class extractor {
       if ((rx == 0) != (ry == 0)) return rx == 0;
       return rx > ry;
     });
+    // Owners first, in a pass of their own: a change of owner clears set-user-ID and
+    // set-group-ID bits (chown(2)), so the modes must come after it.
+    if (o_.restore_owner) {
+      std::vector<vattr> owners;
+      for (const final_attrs& f : attrs_) {
+        vattr v(path_of(f.rel), attr::uid | attr::gid);
+        v.stat.uid = f.uid;
+        v.stat.gid = f.gid;
+        owners.push_back(std::move(v));
+      }
+      run_setattrs(owners, "cannot set the owner");
+    }
     std::vector<vattr> items;
     for (const final_attrs& f : attrs_) {
       vattr v(path_of(f.rel), attr::mtime | attr::atime);
@@ -276,10 +289,15 @@ class extractor {
       v.stat.atime = f.has_atime ? f.atime : f.mtime;
       items.push_back(std::move(v));
     }
+    run_setattrs(items, "cannot set attributes");
+  }
+
+  /// vsetattrs of items[i] for attrs_[i], in batches of batch_items.
+  void run_setattrs(const std::vector<vattr>& items, const char* what) {
     for (std::size_t at = 0; at < items.size(); at += o_.batch_items) {
       std::span<const vattr> batch(items.data() + at, std::min(o_.batch_items, items.size() - at));
       vresult r = c_.vsetattrs(batch);
-      if (!r.ok()) fail(attrs_[at + r.failed_index].rel, "cannot set attributes", r.error);
+      if (!r.ok()) fail(attrs_[at + r.failed_index].rel, what, r.error);
     }
   }
 

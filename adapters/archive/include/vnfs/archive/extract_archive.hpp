@@ -12,7 +12,8 @@
 // and hard-link names are replaced. Parents missing from the archive are created
 // (ensure_directory, mode 0755). Names are taken relative to `dest`: a leading "/" or "./"
 // is dropped, the entry "." itself is skipped, a name with a ".." component is refused.
-// Owners are not restored.
+// Owners (numeric uid and gid) are restored only when `restore_owner` is set, by a
+// vsetattrs pass of their own before the modes (a change of owner clears set-user-ID bits).
 //
 // A damaged archive stops the extraction with archive_error, after every entry read
 // completely before the damage has been written and given its attributes; the entry being
@@ -32,6 +33,8 @@ struct extract_options {
   std::size_t read_block = std::size_t(4) << 20;
   std::uint64_t batch_bytes = std::uint64_t(64) << 20;
   std::size_t batch_items = 4096;
+  /// Also set each entry's uid and gid (as GNU tar does for root).
+  bool restore_owner = false;
   progress_fn progress;
 };
 
