@@ -166,6 +166,12 @@ TEST_CASE("vnfs tar -x of a damaged archive stops with a message and leaves whol
   CHECK(r.err == "vnfs: tar: " + url(server, "y") + ": archive damaged after 'a': Truncated input file (needed 512 bytes, only 188 available)\n");
   CHECK(r.code == 1);
   CHECK(read_file(exp / "y/a") == "first");
+  r = vnfs_cli({"tar", "-c", "-f", (local / "o.tar").string(), url(server, "nothing")});
+  CHECK(r.err == "vnfs: tar: " + url(server, "nothing") + ": cannot stat: No such file or directory\n");
+  CHECK(r.code == 1);
+  r = vnfs_cli({"tar", "-c", "-f", (local / "o.tar").string(), url(server, "x/a")});
+  CHECK(r.err == "vnfs: tar: " + url(server, "x/a") + ": not a directory\n");
+  CHECK(r.code == 1);
   r = vnfs_cli({"tar", "-x", "-f", (local / "missing.tar").string(), url(server, "z")});
   CHECK(r.err == "vnfs: tar: cannot open '" + (local / "missing.tar").string() + "': No such file or directory\n");
   CHECK(r.code == 1);

@@ -103,7 +103,7 @@ class archiver {
     lo.callback = on_entry;
     lo.user = &w;
     vresult r = c_.vlistdir(dirs, lo);
-    if (!r.ok()) fail(root_.empty() ? "/" : root_, "cannot list", r.error);
+    if (!r.ok()) fail("", "cannot list", r.error);
     nodes_ = std::move(w.nodes);
   }
 
@@ -227,11 +227,11 @@ class archiver {
 }  // namespace
 
 archive_stats create_archive(client& c, const std::string& root, int fd, const create_options& options) {
+  // Failures of the root itself name no entry: the caller knows what it asked for.
   std::vector<vattr> top{vattr(root, attr::type)};
   vresult r = c.vgetattrs(top);
-  std::string name = root.empty() ? "/" : root;
-  if (!r.ok()) throw archive_error(name, name + ": cannot stat: " + detail::reason(r.error));
-  if (top[0].stat.type != file_type::directory) throw archive_error(name, name + ": not a directory");
+  if (!r.ok()) throw archive_error("", "cannot stat: " + detail::reason(r.error));
+  if (top[0].stat.type != file_type::directory) throw archive_error("", "not a directory");
   archiver a(c, root, fd, options);
   return a.run();
 }

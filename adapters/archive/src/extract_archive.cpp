@@ -63,7 +63,7 @@ class extractor {
 
   archive_stats run() {
     vresult r = c_.ensure_directory(dest_, 0755);
-    if (!r.ok()) fail(dest_.empty() ? "/" : dest_, "cannot create the directory", r.error);
+    if (!r.ok()) throw archive_error("", "cannot create the directory: " + detail::reason(r.error));
     known_dirs_.insert("");
     std::string last;  // the last entry read whole, for messages
     try {
