@@ -78,11 +78,14 @@ class extractor {
         last = rel;
       }
     } catch (const archive_error&) {
-      // Whatever was read whole before the failure is written and given its attributes;
-      // a file cut short is removed.
-      flush();
-      drop_partial();
-      set_attributes();
+      // The archive failed (damaged, or a name refused): whatever was read whole before
+      // is written and given its attributes; a file cut short is removed. After a failure
+      // of the client itself nothing more is tried.
+      if (!client_failed_) {
+        flush();
+        drop_partial();
+        set_attributes();
+      }
       throw;
     }
     flush();
@@ -92,6 +95,7 @@ class extractor {
 
  private:
   [[noreturn]] void fail(const std::string& entry, const std::string& what, std::error_code ec) {
+    client_failed_ = true;
     throw archive_error(entry, entry + ": " + what + ": " + detail::reason(ec));
   }
   [[noreturn]] void damaged(const std::string& last) {
@@ -317,6 +321,7 @@ class extractor {
   std::vector<final_attrs> attrs_;
   std::string partial_, replaced_;
   bool partial_flushed_ = false;
+  bool client_failed_ = false;  ///< a vnfs call failed (fail()): no more calls after it
   archive_stats stats_;
 };
 
