@@ -322,3 +322,17 @@ TEST_CASE("vnfs tar -x run by root restores numeric owners, also of symlinks") {
     CHECK(lstat_of(root / "d/s").st_gid == 2345);
   }
 }
+
+TEST_CASE("vnfs tar -x names the entry that cannot be written and the reason") {
+  temp_dir exp, local;
+  vnfsd_process server(exp.path());
+  fs::create_directories(local / "src/d");
+  shell("printf x > " + quoted((local / "src/d/f").string()));
+  const std::string a = (local / "a.tar").string();
+  shell("tar -cf " + quoted(a) + " -C " + quoted((local / "src").string()) + " d");
+  fs::create_directories(exp / "x/d/f");  // a directory where the archive has a file
+  run_result r = vnfs_cli({"tar", "-x", "-f", a, url(server, "x")});
+  CHECK(r.out == "");
+  CHECK(r.err == "vnfs: tar: " + url(server, "x") + ": d/f: cannot write: Is a directory\n");
+  CHECK(r.code == 1);
+}
