@@ -211,6 +211,9 @@ TEST_CASE("vnfs tar: command line errors and help") {
   r = vnfs_cli({"tar", "-x", "--zstd", "-f", "a", "b"});
   CHECK(r.err == "vnfs: tar: -z, -J and --zstd go with -c (-x detects the compression)\nTry 'vnfs tar --help'.\n");
   CHECK(r.code == 2);
+  r = vnfs_cli({"tar", "-c", "-Z", "-f", "a", "b"});  // --zstd has no short form
+  CHECK(r.err == "vnfs: tar: invalid option -- 'Z'\nTry 'vnfs tar --help'.\n");
+  CHECK(r.code == 2);
   r = vnfs_cli({"tar", "--help"});
   CHECK(r.code == 0);
   CHECK(r.out.rfind("Usage: vnfs [--stats] [--scalar] tar -c [-z|-J|--zstd] -f ARCHIVE LOCATION", 0) == 0);

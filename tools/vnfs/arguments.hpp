@@ -19,7 +19,7 @@ struct arguments {
 /// Parses `args` for `command`, which accepts the option letters in `allowed`. Throws
 /// usage_error ("COMMAND: invalid option -- 'x'", "COMMAND: unrecognized option '--xyz'").
 /// `long_options` names long options that stand for a letter: "zstd=Z,gzip=z" makes
-/// "--zstd" the same as "-Z".
+/// "--zstd" set the flag Z (which need not be in `allowed`: then only the long form gives it).
 arguments parse_arguments(std::string_view command, const std::vector<std::string>& args, std::string_view allowed,
                           std::string_view long_options = {});
 
