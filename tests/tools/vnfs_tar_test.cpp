@@ -1,5 +1,6 @@
 // vnfs tar, end to end: archives written by vnfs tar -c read back by GNU tar and bsdtar,
-// archives written by them extracted by vnfs tar -x, over vnfsd and local files (file://);
+// archives written by them extracted by vnfs tar -x, over vnfsd (TCP and RPC-over-RDMA/cma)
+// and local files (file://);
 // compressed archives; a damaged archive; the COMPOUNDs of a small extraction; the
 // command line's own errors; the progress bar; NFS-Ganesha; unmodified bsdtar -x through
 // vnfs with the preload library. Trees are compared with diff -r and tree_signature (type,
@@ -338,4 +339,20 @@ TEST_CASE("vnfs tar -x names the entry that cannot be written and the reason") {
   CHECK(r.out == "");
   CHECK(r.err == "vnfs: tar: " + url(server, "x") + ": d/f: cannot write: Is a directory\n");
   CHECK(r.code == 1);
+}
+
+TEST_CASE("vnfs tar over RPC-over-RDMA (nfs+rdma://, cma provider)") {
+  temp_dir exp, local;
+  make_tree(local / "in");
+  vnfsd_process server(exp.path(), {"--rdma", "cma:127.0.0.1:0"});
+  const std::string base = "nfs+rdma://127.0.0.1:" + std::to_string(server.rdma_port()) + "/";
+  const std::string a = (local / "gnu.tar").string();
+  shell("tar --format=pax -cf " + quoted(a) + " -C " + quoted((local / "in").string()) + " t");
+  REQUIRE(vnfs_cli({"tar", "-x", "-f", a, base + "x?provider=cma"}).code == 0);
+  check_tree(local / "in", exp / "x");
+  const std::string b = (local / "vnfs.tar").string();
+  REQUIRE(vnfs_cli({"tar", "-c", "-f", b, base + "x?provider=cma"}).code == 0);
+  fs::create_directory(local / "bsd");
+  shell("bsdtar -xpf " + quoted(b) + " -C " + quoted((local / "bsd").string()));
+  check_tree(local / "in", local / "bsd");
 }
