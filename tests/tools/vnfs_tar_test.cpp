@@ -1,10 +1,10 @@
 // vnfs tar, end to end: archives written by vnfs tar -c read back by GNU tar and bsdtar,
-// archives written by them extracted by vnfs tar -x, over vnfsd (TCP and RPC-over-RDMA/cma)
-// and local files (file://);
-// compressed archives; a damaged archive; the COMPOUNDs of a small extraction; the
-// command line's own errors; the progress bar; NFS-Ganesha; unmodified bsdtar -x through
-// vnfs with the preload library. Trees are compared with diff -r and tree_signature (type,
-// mode, size, mtime to the nanosecond, symlink contents), hard links by inode.
+// archives written by them extracted by vnfs tar -x, over vnfsd (TCP and RPC-over-RDMA/cma),
+// NFS-Ganesha and local files (file://); compressed archives; a damaged archive; owners; the
+// COMPOUNDs of a small extraction; the command line's own errors; the progress bar;
+// unmodified bsdtar -x through vnfs with the preload library. Trees are compared with
+// diff -r and tree_signature (type, mode, size, mtime to the nanosecond, symlink contents),
+// hard links by inode.
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
