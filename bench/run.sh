@@ -19,6 +19,8 @@ cmake --build --preset default -j2 --target netdelay_rtt vnfs-netdelay && build/
 cmake --build --preset default -j2 --target libnfs_baseline vnfs-netdelay && bash bench/baseline_netns.sh --files 100 --repeat 3 --out-dir bench/results && /usr/bin/python3 bench/summarize_libnfs_baseline.py bench/results
 # vnfs cp -r of 1,000 small files to vnfsd and back, vectorized vs --scalar (COMPOUNDs, seconds).
 bash bench/cli_copy.sh
+# vnfs tar -c/-x of 1,000 files through vnfsd, vectorized vs --scalar, and bsdtar -x through the preload.
+bash bench/cli_tar.sh
 # Direct reads 64 KiB..4 MiB at queue depth 1..64 over TCP and RPC-over-RDMA/cma against
 # vnfsd (bandwidth, client CPU s/GiB), and 1,000 small files scalar vs one vread.
 cmake --build --preset default -j2 --target rdma_io vnfsd && build/default/bench/rdma_io --seconds 2 --out bench/results/rdma_io.json && /usr/bin/python3 bench/plot_rdma_io.py bench/results/rdma_io.json bench/results/rdma_io.png

@@ -23,6 +23,8 @@ PACKAGES=(
   # the libnfs baseline (bench/libnfs_baseline, bench/baseline_netns.sh): libnfs, and rpcbind
   # for NFSv3 in a private network namespace (util-linux gives unshare)
   libnfs-dev rpcbind util-linux
+  # adapters/archive, and bsdtar for its round-trip tests
+  libarchive-dev libarchive-tools
   # apt over https mirrors
   ca-certificates
 )

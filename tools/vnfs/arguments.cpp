@@ -5,7 +5,26 @@
 
 namespace vnfs::cli {
 
-arguments parse_arguments(std::string_view command, const std::vector<std::string>& args, std::string_view allowed) {
+namespace {
+
+/// The letter `name` ("--zstd") stands for in `long_options` ("zstd=Z,..."), or 0.
+char long_letter(std::string_view name, std::string_view long_options) {
+  std::size_t at = 0;
+  while (at < long_options.size()) {
+    std::size_t end = long_options.find(',', at);
+    if (end == std::string_view::npos) end = long_options.size();
+    std::string_view item = long_options.substr(at, end - at);
+    if (item.size() >= 3 && item[item.size() - 2] == '=' && name.substr(2) == item.substr(0, item.size() - 2))
+      return item.back();
+    at = end + 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+arguments parse_arguments(std::string_view command, const std::vector<std::string>& args, std::string_view allowed,
+                          std::string_view long_options) {
   arguments a;
   bool options_done = false;
   for (const std::string& s : args) {
@@ -20,6 +39,12 @@ arguments parse_arguments(std::string_view command, const std::vector<std::strin
     if (s == "--help") {
       a.help = true;
       return a;
+    }
+    if (s[1] == '-') {
+      if (char c = long_letter(s, long_options)) {
+        if (!a.has(c)) a.flags += c;
+        continue;
+      }
     }
     if (s[1] == '-') throw usage_error(std::string(command) + ": unrecognized option '" + s + "'");
     for (char c : s.substr(1)) {

@@ -18,7 +18,10 @@ struct arguments {
 
 /// Parses `args` for `command`, which accepts the option letters in `allowed`. Throws
 /// usage_error ("COMMAND: invalid option -- 'x'", "COMMAND: unrecognized option '--xyz'").
-arguments parse_arguments(std::string_view command, const std::vector<std::string>& args, std::string_view allowed);
+/// `long_options` names long options that stand for a letter: "zstd=Z,gzip=z" makes
+/// "--zstd" set the flag Z (which need not be in `allowed`: then only the long form gives it).
+arguments parse_arguments(std::string_view command, const std::vector<std::string>& args, std::string_view allowed,
+                          std::string_view long_options = {});
 
 /// Throws usage_error unless there are between `min` and `max` operands
 /// ("COMMAND: missing operand", "COMMAND: extra operand 'x'").

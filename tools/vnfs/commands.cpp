@@ -73,6 +73,35 @@ const std::vector<command>& command_table() {
        "\n"
        "  -s   make a symbolic link\n",
        "s", 2, 2, run_ln},
+      {"tar", "-c [-z|-J|--zstd] -f ARCHIVE LOCATION | -x -f ARCHIVE LOCATION",
+       "archive a directory, or extract an archive into one",
+       "With -c, writes an archive of everything under the directory LOCATION (names\n"
+       "relative to it, as 'tar -C LOCATION -c' of its entries) to ARCHIVE in POSIX pax\n"
+       "format (times to the nanosecond, names of any length), as GNU tar and bsdtar read\n"
+       "it. The tree is listed with one recursive vlistdir, file data read with vread in\n"
+       "batches of at most 64 MiB, symlink targets with vreadlink. Files with several names\n"
+       "are stored once, their other names as hard links.\n"
+       "\n"
+       "With -x, extracts ARCHIVE (any format and compression libarchive reads, detected)\n"
+       "into the directory LOCATION, created if missing: directories with vmkdir, files with\n"
+       "vwrite (created and written at once), symlinks with vsymlink, hard links with\n"
+       "vhardlink, in batches; then modes, access and modification times and, when run by\n"
+       "root, owners (numeric) with vsetattrs. Existing directories are merged into,\n"
+       "existing files overwritten, existing symlinks replaced. Names with a '..' component\n"
+       "are refused. A damaged archive stops the extraction with an error; every entry\n"
+       "before the damage is extracted whole, the one cut short is not left behind. Special\n"
+       "files (devices, fifos, sockets) are skipped both ways, silently.\n"
+       "\n"
+       "ARCHIVE is a local file, or '-' for standard output (-c) or standard input (-x);\n"
+       "with -c -f -, --stats writes its line to standard error.\n"
+       "\n"
+       "  -c       create an archive\n"
+       "  -x       extract an archive\n"
+       "  -f       ARCHIVE is the first operand (required)\n"
+       "  -z       with -c: compress with gzip\n"
+       "  -J       with -c: compress with xz\n"
+       "  --zstd   with -c: compress with zstd\n",
+       "cxfzJ", 2, 2, run_tar, "zstd=Z"},
   };
   return table;
 }

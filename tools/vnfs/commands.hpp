@@ -29,6 +29,7 @@ struct command {
   const char* options;   ///< the option letters accepted
   std::size_t min_operands, max_operands;
   command_fn run;
+  const char* long_options = "";  ///< long options standing for letters (see parse_arguments)
 };
 
 /// Every command, in the order the overall help lists them.
@@ -57,5 +58,6 @@ void run_mv(command_context& ctx, const arguments& a);
 void run_rm(command_context& ctx, const arguments& a);
 void run_mkdir(command_context& ctx, const arguments& a);
 void run_ln(command_context& ctx, const arguments& a);
+void run_tar(command_context& ctx, const arguments& a);
 
 }  // namespace vnfs::cli

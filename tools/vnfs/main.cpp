@@ -66,10 +66,15 @@ void print_stats(const client_pool& pool, std::size_t clients, double seconds) {
   vnfs::client_stats s = pool.total();
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.3f", seconds);
-  if (!out_at_line_start()) out("\n");
-  out("{\"compounds\":" + std::to_string(s.compounds) + ",\"ops\":" + std::to_string(s.operations) +
+  std::string line = "{\"compounds\":" + std::to_string(s.compounds) + ",\"ops\":" + std::to_string(s.operations) +
       ",\"bytes_out\":" + std::to_string(s.bytes_sent) + ",\"bytes_in\":" + std::to_string(s.bytes_received) +
-      ",\"clients\":" + std::to_string(clients) + ",\"seconds\":" + secs + "}\n");
+      ",\"clients\":" + std::to_string(clients) + ",\"seconds\":" + secs + "}\n";
+  if (stdout_taken()) {
+    std::fputs(line.c_str(), stderr);
+    return;
+  }
+  if (!out_at_line_start()) out("\n");
+  out(line);
 }
 
 }  // namespace
@@ -97,7 +102,7 @@ int main(int argc, char** argv) {
   client_pool pool(options);
   int status = 0;
   try {
-    arguments a = parse_arguments(cmd->name, args, cmd->options);
+    arguments a = parse_arguments(cmd->name, args, cmd->options, cmd->long_options);
     if (a.help) {
       out(command_help(*cmd));
       return 0;

@@ -7,7 +7,11 @@ namespace vnfs::cli {
 
 namespace {
 bool line_start = true;
-}
+bool taken = false;
+}  // namespace
+
+void take_stdout() { taken = true; }
+bool stdout_taken() { return taken; }
 
 void out(std::string_view text) {
   if (text.empty()) return;

@@ -10,5 +10,8 @@ namespace vnfs::cli {
 void out(std::string_view text);
 /// Whether nothing, or a complete last line, has been written so far.
 bool out_at_line_start();
+/// Standard output carries a command's data (tar -c -f -): --stats goes to stderr instead.
+void take_stdout();
+bool stdout_taken();
 
 }  // namespace vnfs::cli
