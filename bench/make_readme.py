@@ -51,7 +51,7 @@ def main():
           f"server compete for two cores. vnfs_experiments took {ex['total_seconds']:.0f} s "
           f"(quick={str(p['quick']).lower()}, {p['repeats']} repeats, files x size capped at "
           f"{p['bytes_cap'] >> 20} MiB per point). Times are medians of the repeats; [min-max] is the spread; "
-          f"speedups are computed per pair of runs (scalar then vectorized of the same repeat). "
+          f"speedups are computed per pair of runs (the vectorized and the scalar run of the same repeat, back to back). "
           f"RTT is nominal (2 x vnfs-netdelay --delay-ms); see netdelay_rtt below.\n")
         pts = ex["points"]
 
@@ -156,6 +156,31 @@ def main():
         for r in cp["results"]:
             s = r["stats"]
             w(f"| {r['mode']} | {r['direction']} | {r['run']} | {s['compounds']} | {s['ops']} | {s['seconds']} |")
+        w("")
+    ct = load(os.path.join(res, "cli_tree.json"))
+    if ct:
+        w("## Figures 9-11: `vnfs cp -r`, `ls -lR`, `rm -r` of a generated source tree (bench/cli_tree.sh, vnfsd)\n")
+        w(f"papers/000's tree scaled by {ct['scale']}: {ct['files']} files, {ct['directories']} directories, "
+          f"{ct['symlinks']} symlinks, {ct['bytes']} bytes ({ct['date']}). Medians over runs; COMPOUNDs in parentheses.\n")
+        w("| command | RTT ms | vectorized s (COMPOUNDs) | --scalar s (COMPOUNDs) | speedup |")
+        w("|---|---|---|---|---|")
+        keys = []
+        for r in ct["results"]:
+            k = (r["command"], r["rtt_ms"])
+            if k not in keys:
+                keys.append(k)
+        for cmd, rtt in keys:
+            cell = {}
+            for mode in ("vectorized", "scalar"):
+                rows = [r["stats"] for r in ct["results"] if r["command"] == cmd and r["rtt_ms"] == rtt and r["mode"] == mode]
+                secs = sorted(x["seconds"] for x in rows)
+                comps = sorted(x["compounds"] for x in rows)
+                cell[mode] = (secs[len(secs) // 2], comps[len(comps) // 2]) if rows else None
+            v, s = cell["vectorized"], cell["scalar"]
+            sp = f"{s[0] / v[0]:.1f}x" if v and s and v[0] > 0 else ""
+            fv = f"{v[0]:.3f} ({v[1]})" if v else ""
+            fs = f"{s[0]:.3f} ({s[1]})" if s else ""
+            w(f"| {cmd} | {rtt:g} | {fv} | {fs} | {sp} |")
         w("")
     nd = load(os.path.join(res, "netdelay_rtt.json"))
     if nd:

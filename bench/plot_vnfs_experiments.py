@@ -47,7 +47,7 @@ def fig6(data, dst):
         ax.set_xticklabels([size_label(t) for t in ticks])
         ax.axhline(1, color="gray", lw=0.8)
         ax.set_xlabel("file size")
-        ax.set_title(f"{op}ing files: vectorized vs scalar vnfs")
+        ax.set_title(f"{ {'read': 'reading', 'write': 'writing'}[op]} files: vectorized vs scalar vnfs")
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("speedup (scalar s / vectorized s)")
     axes[0].legend()

@@ -36,9 +36,9 @@ step() {  # step NAME COMMAND...: runs it, records its duration
 }
 if ((quick)); then
   cr=(--seconds 1); ci=(--seconds 1); nr=(--pings 300 --seconds 2 --runs 1 --bytes 1073741824)
-  ex=(--quick); bl=(--files 100 --repeat 3); ri=(--seconds 1 --file-mib 128)
+  ex=(--quick); bl=(--files 100 --repeat 3); ri=(--seconds 1 --file-mib 128); ct=(--scale 0.005 --runs 1)
 else
-  cr=(); ci=(); nr=(); ex=(); bl=(--files 1000 --repeat 3); ri=(--seconds 2)
+  cr=(); ci=(); nr=(); ex=(); bl=(--files 1000 --repeat 3); ri=(--seconds 2); ct=(--scale 0.02 --runs 3)
 fi
 # papers/000 Figures 6-8 through vnfs-netdelay: vectorized vs scalar, against vnfsd and Ganesha.
 step vnfs_experiments $b/vnfs_experiments "${ex[@]}" --out $r/vnfs_experiments.json
@@ -59,6 +59,9 @@ step libnfs_baseline bash bench/baseline_netns.sh "${bl[@]}" --out-dir $r
 $py bench/summarize_libnfs_baseline.py $r
 # vnfs cp -r of 1,000 small files to vnfsd and back, vectorized vs --scalar (COMPOUNDs, seconds).
 step cli_copy bash bench/cli_copy.sh
+# papers/000 Figures 9-11: vnfs cp -r, ls -lR, rm -r of a generated source tree through
+# vnfs-netdelay at RTT 0.2, 1.2, 5.2 ms, vectorized vs --scalar.
+step cli_tree bash bench/cli_tree.sh "${ct[@]}" --out $r/cli_tree.json
 # Direct reads 64 KiB..4 MiB at queue depth 1..64 over TCP and RPC-over-RDMA/cma against
 # vnfsd (bandwidth, client CPU s/GiB), and 1,000 small files scalar vs one vread.
 step rdma_io $b/rdma_io "${ri[@]}" --out $r/rdma_io.json
