@@ -31,8 +31,65 @@ def load(path):
         return None
 
 
+def fx(x):
+    return f"{x:.0f}x" if x >= 10 else f"{x:.2g}x"
+
+
 def fmt_s(x):
     return f"{x:.4f}" if x < 10 else f"{x:.2f}"
+
+
+def goals(ex, lib, w):
+    """The goals of issue 6 against these results (reported, not asserted)."""
+    pts = ex["points"]
+
+    def pt(**kw):
+        return next((q for q in pts if all(q.get(k) == v for k, v in kw.items())), None)
+
+    def sp(op, delay, size):
+        return next((r for r in ex["speedups"] if r["figure"] == "6" and r["server"] == "vnfsd" and r["op"] == op
+                     and r["delay_ms"] == delay and r["size"] == size), None)
+
+    w("## Goals of issue 6 against these results\n")
+    w("| goal | measured | met |")
+    w("|---|---|---|")
+    for op, delay, rtt, target in (("read", "2.6", 5.2, 120), ("read", "0.1", 0.2, 25),
+                                   ("write", "2.6", 5.2, 60), ("write", "0.1", 0.2, 8)):
+        r = sp(op, delay, 1024)
+        if not r:
+            continue
+        v = pt(figure="6", server="vnfsd", op=op, size=1024, delay_ms=delay, mode="vec")
+        w(f"| {op} {v['files']} x 1 KiB at {rtt:g} ms: vectorized >= {target}x the scalar API | "
+          f"{fx(r['median'])} [{fx(r['min'])}-{fx(r['max'])}] | {'yes' if r['median'] >= target else 'NO'} |")
+        d = float(delay)
+        if d in lib:
+            data = lib[d]
+            n = data["parameters"]["files"]
+            ph = {q["phase"]: q["median_seconds"] for q in data["phases"]}
+            if op in ph:
+                x = ph[op] / n / (v["median_seconds"] / v["files"])
+                w(f"| {op} 1 KiB at {rtt:g} ms: vectorized >= {target}x libnfs (per file; libnfs ran {n} files) | "
+                  f"{fx(x)} | {'yes' if x >= target else 'NO'} |")
+    big = max((r["size"] for r in ex["speedups"] if r["figure"] == "6"), default=0)
+    for r in ex["speedups"]:
+        if r["figure"] == "6" and r["size"] == big and r["server"] == "vnfsd" and r["delay_ms"] != "direct":
+            slower = 1 / r["median"]
+            w(f"| {r['op']} {size_label(big)} files at {r['rtt_ms']:g} ms (largest size run): vectorized at most 1.05x "
+              f"the scalar time | {slower:.2f}x | {'yes' if slower <= 1.05 else 'NO'} |")
+    worst = []
+    for q in pts:
+        if q["figure"] != "6" or q["mode"] != "vec" or q["delay_ms"] == "direct" or q["server"] != "vnfsd":
+            continue
+        d = pt(figure="6", server="vnfsd", op=q["op"], size=q["size"], delay_ms="direct", mode="vec")
+        if d:
+            m = q["median_compounds"] * q["rtt_ms"] / 1000 + d["median_seconds"]
+            worst.append((q["median_seconds"] / m, q))
+    if worst:
+        within = sum(1 for x, _ in worst if x <= 1.1)
+        x, q = max(worst, key=lambda t: t[0])
+        w(f"| each vectorized time <= 1.1x (COMPOUNDs x RTT + server time) | {within} of {len(worst)} points; worst "
+          f"{x:.2f}x ({q['op']} {size_label(q['size'])} at {q['rtt_ms']:g} ms) | {'yes' if within == len(worst) else 'NO'} |")
+    w("")
 
 
 def main():
@@ -147,6 +204,8 @@ def main():
                     sp.append("")
             w("| " + " | ".join(row + sp) + " |")
         w("")
+    if ex:
+        goals(ex, lib, w)
     cp = load(os.path.join(res, "cli_copy.json"))
     if cp:
         w("## `vnfs cp -r` of a small tree to vnfsd and back (bench/cli_copy.sh, loopback, no proxy)\n")
