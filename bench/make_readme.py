@@ -249,8 +249,32 @@ def main():
         for r in nd["rtt"]:
             w(f"| {r['path']} | {r['delay_ms']} | {r['median_ms']:.4f} | {r['p10_ms']:.4f} | {r['p90_ms']:.4f} |")
         w("")
+    times = os.path.join(res, "run_times.txt")
+    if os.path.exists(times):
+        w("## Duration of each step of that run\n")
+        w("```")
+        with open(times) as f:
+            w(f.read().rstrip())
+        w("```\n")
     w("Other results (JSON and PNG) in bench/results/: compound_rate, client_io, rdma_io; plots of "
       "Figures 6-8 in vnfs_experiments_fig{6,7,8}.png.\n")
+    w("## How to run, and how to read these numbers\n")
+    w("- `bash bench/run.sh --quick`: every benchmark, bounded (Figure 6 at 1 KiB, 64 KiB, 1 MiB with "
+      "files x size capped at 16 MiB, so 1,000 / 256 / 16 files; Figure 7 with 256 items; Figure 8 up to "
+      "16 MiB; the tree of Figures 9-11 scaled by 0.005). `bash bench/run.sh`: the full run (Figure 6 at "
+      "1 KiB..16 MiB, 1,000 files capped at 128 MiB per point; Figure 7 with 1,000 items; tree scale 0.02, "
+      "3 runs; libnfs with 1,000 files).")
+    w("- One benchmark alone: `build/default/bench/vnfs_experiments --help` (e.g. `--figures 6 --delays 2.6 "
+      "--sizes 1K --servers vnfsd`), `bash bench/cli_tree.sh --help`, `bash bench/baseline_netns.sh --help`.")
+    w("- The model COMPOUNDs x RTT + server time assumes the COMPOUNDs of a call go one after another. "
+      "vread/vgetattrs send the COMPOUNDs of one call concurrently over the session's slots, so there it "
+      "is an upper bound (vec / model < 1 at 5.2 ms); the server time (the direct run) of writes varies "
+      "a lot between runs on this VM's disk, which is what puts some write points above 1.1.")
+    w("- vwrite of many small files is bound by vnfsd's time per created/truncated file "
+      "(Figure 7: flat in the degree), not by round trips.")
+    w("- Ganesha grants fewer operations per COMPOUND than vnfsd, so the same vector needs more COMPOUNDs there.")
+    w("- All processes (vnfsd, Ganesha, vnfs-netdelay) are children of the benchmark, on one 2-vCPU VM "
+      "shared with other work: treat differences under ~20% as noise; the spread columns show it.\n")
     with open(dst, "w") as f:
         f.write("\n".join(out))
 
