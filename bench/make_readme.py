@@ -86,7 +86,7 @@ def goals(ex, lib, w, bw=None):
             extra = q["files"] * q["size"] / (bw * 1e9) if bw else 0
             worst.append((q["median_seconds"] / m, q, q["median_seconds"] / (m + extra)))
     if worst:
-        within = sum(1 for x, _ in worst if x <= 1.1)
+        within = sum(1 for t in worst if t[0] <= 1.1)
         x, q, _ = max(worst, key=lambda t: t[0])
         w(f"| each vectorized time <= 1.1x (COMPOUNDs x RTT + server time) | {within} of {len(worst)} points; worst "
           f"{x:.2f}x ({q['op']} {size_label(q['size'])} at {q['rtt_ms']:g} ms) | {'yes' if within == len(worst) else 'NO'} |")
