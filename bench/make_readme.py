@@ -220,6 +220,27 @@ def main():
                     sp.append("")
             w("| " + " | ".join(row + sp) + " |")
         w("")
+    for extra in sorted(glob.glob(os.path.join(res, "vnfs_experiments_*.json"))):
+        x = load(extra)
+        if not x or "speedups" not in x:
+            continue
+        p = x["parameters"]
+        w(f"## Figure 6, separate run {os.path.basename(extra)}\n")
+        w(f"`build/default/bench/vnfs_experiments --figures {p['figures']} --servers {p['servers']} --sizes {p['sizes']} "
+          f"--bytes-cap-mib {p['bytes_cap'] >> 20} --delays {p['delays_ms']} --repeats {p['repeats']}` "
+          f"({x['total_seconds']:.0f} s)\n")
+        w("| op | size | files | RTT ms | vectorized s (COMPOUNDs) | scalar s (COMPOUNDs) | speedup median [min-max] |")
+        w("|---|---|---|---|---|---|---|")
+        for r in x["speedups"]:
+            v = next(q for q in x["points"] if q["figure"] == r["figure"] and q["op"] == r["op"] and q["size"] == r["size"]
+                     and q["delay_ms"] == r["delay_ms"] and q["server"] == r["server"] and q["mode"] == "vec")
+            s = next(q for q in x["points"] if q["figure"] == r["figure"] and q["op"] == r["op"] and q["size"] == r["size"]
+                     and q["delay_ms"] == r["delay_ms"] and q["server"] == r["server"] and q["mode"] == "scalar")
+            rtt = "direct" if r["delay_ms"] == "direct" else f"{r['rtt_ms']:g}"
+            w(f"| {r['op']} | {size_label(r['size'])} | {v['files']} | {rtt} | {fmt_s(v['median_seconds'])} "
+              f"({v['median_compounds']:.0f}) | {fmt_s(s['median_seconds'])} ({s['median_compounds']:.0f}) | "
+              f"{r['median']:.2f} [{r['min']:.2f}-{r['max']:.2f}] |")
+        w("")
     if ex:
         nd1 = load(os.path.join(res, "netdelay_rtt.json"))
         goals(ex, lib, w, next((t["median_gb_per_s"] for t in (nd1 or {}).get("throughput", [])
