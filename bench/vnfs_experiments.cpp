@@ -390,12 +390,12 @@ int main(int argc, char** argv) try {
     } else {
       throw std::runtime_error("unknown server '" + server + "'");
     }
-    const bool paired = std::find(modes.begin(), modes.end(), "vec") != modes.end() &&
-                        std::find(modes.begin(), modes.end(), "scalar") != modes.end();
 
     // One point per (op, size, mode) at this delay; speedups per pair of runs.
     auto measure_pairs = [&](const std::string& figure, const std::string& delay, const std::string& op,
                              std::size_t size, unsigned degree_or_files, auto&& run) {
+      // A speedup needs exactly the modes {vec, scalar}, in that order.
+      const bool paired = modes.size() == 2 && modes[0] == "vec" && modes[1] == "scalar";
       path_to p = route(t, delay);
       std::vector<vnfs::client> clients;
       for (const auto& m : modes) clients.push_back(connect(p.url, m == "vec"));
