@@ -1,26 +1,74 @@
 #!/usr/bin/env bash
-# Builds the benchmarks (preset default: optimized), runs them and plots the results into
-# bench/results/. Usage: bash bench/run.sh [extra compound_rate options, e.g. --seconds 5]
+# Builds the benchmarks (preset default: optimized), runs them, plots the results into
+# bench/results/ and regenerates bench/README.md from them.
+#
+# Usage: bash bench/run.sh [--quick]
+#   --quick  bounded run (well under 10 minutes on 2 cores): shorter runs, fewer files,
+#            fewer sizes; the full run takes longer (see bench/README.md for its duration).
+# Each step's duration is printed and written to bench/results/run_times.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=0
+for a in "$@"; do
+  case $a in
+    --quick) quick=1 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown argument '$a' (see --help)" >&2; exit 2 ;;
+  esac
+done
 bash scripts/install-deps.sh
 cmake --preset default >/dev/null
-cmake --build --preset default -j2 --target compound_rate vnfsd
-build/default/bench/compound_rate --out bench/results/compound_rate.json "$@"
-# Debian's python3 (with python3-matplotlib), not whichever python3 is first on PATH.
-/usr/bin/python3 bench/plot_compound_rate.py bench/results/compound_rate.json bench/results/compound_rate.png
+cmake --build --preset default -j2 --target compound_rate client_io netdelay_rtt rdma_io vnfs_experiments \
+  libnfs_baseline vnfs vnfsd vnfs-netdelay
+py=/usr/bin/python3  # Debian's python3 (with python3-matplotlib), not whichever is first on PATH
+b=build/default/bench
+r=bench/results
+mkdir -p $r
+times=$r/run_times.txt
+: > $times
+t_all=$SECONDS
+step() {  # step NAME COMMAND...: runs it, records its duration
+  local name=$1 t=$SECONDS
+  shift
+  echo "== $name" >&2
+  "$@"
+  echo "$name $((SECONDS - t)) s" | tee -a $times >&2
+}
+if ((quick)); then
+  cr=(--seconds 1); ci=(--seconds 1); nr=(--pings 300 --seconds 2 --runs 1 --bytes 1073741824)
+  ex=(--quick); bl=(--files 100 --repeat 3); ri=(--seconds 1 --file-mib 128); ct=(--scale 0.005 --runs 1)
+else
+  cr=(); ci=(); nr=(); ex=(); bl=(--files 1000 --repeat 3); ri=(--seconds 2); ct=(--scale 0.02 --runs 3)
+fi
+# papers/000 Figures 6-8 through vnfs-netdelay: vectorized vs scalar, against vnfsd and Ganesha.
+step vnfs_experiments $b/vnfs_experiments "${ex[@]}" --out $r/vnfs_experiments.json
+$py bench/plot_vnfs_experiments.py $r/vnfs_experiments.json
+# COMPOUNDs/s of vnfsd and Ganesha (getattr, 4 KiB read) over 1 and 16 connections.
+step compound_rate $b/compound_rate "${cr[@]}" --out $r/compound_rate.json
+$py bench/plot_compound_rate.py $r/compound_rate.json $r/compound_rate.png
 # vnfs::client 4 KiB reads (registered vs plain memory, queue depth 1/8/64) against vnfsd.
-cmake --build --preset default -j2 --target client_io vnfsd && build/default/bench/client_io --out bench/results/client_io.json && /usr/bin/python3 bench/plot_client_io.py bench/results/client_io.json bench/results/client_io.png
+step client_io $b/client_io "${ci[@]}" --out $r/client_io.json
+$py bench/plot_client_io.py $r/client_io.json $r/client_io.png
 # vnfs-netdelay, the latency emulator: the RTT it adds at D = 0, 0.1, 0.6, 2.6 ms (goal 2 x D)
 # and its throughput on one connection at D = 0 and 2.6 ms.
-cmake --build --preset default -j2 --target netdelay_rtt vnfs-netdelay && build/default/bench/netdelay_rtt --throughput-delays 0,2.6 --out bench/results/netdelay_rtt.json && /usr/bin/python3 bench/plot_netdelay_rtt.py bench/results/netdelay_rtt.json bench/results/netdelay_rtt.png
+step netdelay_rtt $b/netdelay_rtt "${nr[@]}" --throughput-delays 0,2.6 --out $r/netdelay_rtt.json
+$py bench/plot_netdelay_rtt.py $r/netdelay_rtt.json $r/netdelay_rtt.png
 # The libnfs baseline (NFSv3, synchronous API) against NFS-Ganesha in a private network
 # namespace with rpcbind: directly, and through vnfs-netdelay at D = 0, 0.1, 0.6, 2.6 ms.
-cmake --build --preset default -j2 --target libnfs_baseline vnfs-netdelay && bash bench/baseline_netns.sh --files 100 --repeat 3 --out-dir bench/results && /usr/bin/python3 bench/summarize_libnfs_baseline.py bench/results
+step libnfs_baseline bash bench/baseline_netns.sh "${bl[@]}" --out-dir $r
+$py bench/summarize_libnfs_baseline.py $r
 # vnfs cp -r of 1,000 small files to vnfsd and back, vectorized vs --scalar (COMPOUNDs, seconds).
-bash bench/cli_copy.sh
+step cli_copy bash bench/cli_copy.sh
+# papers/000 Figures 9-11: vnfs cp -r, ls -lR, rm -r of a generated source tree through
+# vnfs-netdelay at RTT 0.2, 1.2, 5.2 ms, vectorized vs --scalar.
+step cli_tree bash bench/cli_tree.sh "${ct[@]}" --out $r/cli_tree.json
 # vnfs tar -c/-x of 1,000 files through vnfsd, vectorized vs --scalar, and bsdtar -x through the preload.
-bash bench/cli_tar.sh
+step cli_tar bash bench/cli_tar.sh
 # Direct reads 64 KiB..4 MiB at queue depth 1..64 over TCP and RPC-over-RDMA/cma against
 # vnfsd (bandwidth, client CPU s/GiB), and 1,000 small files scalar vs one vread.
-cmake --build --preset default -j2 --target rdma_io vnfsd && build/default/bench/rdma_io --seconds 2 --out bench/results/rdma_io.json && /usr/bin/python3 bench/plot_rdma_io.py bench/results/rdma_io.json bench/results/rdma_io.png
+step rdma_io $b/rdma_io "${ri[@]}" --out $r/rdma_io.json
+$py bench/plot_rdma_io.py $r/rdma_io.json $r/rdma_io.png
+echo "total $((SECONDS - t_all)) s" | tee -a $times >&2
+cmd="bash bench/run.sh"
+((quick)) && cmd+=" --quick"
+$py bench/make_readme.py $r bench/README.md "$cmd (total $((SECONDS - t_all)) s; steps in bench/results/run_times.txt)"
