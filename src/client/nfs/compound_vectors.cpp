@@ -183,6 +183,7 @@ void compound_vectors::io(std::span<vio> items, bool writing, vresult* out, done
     } else {
       close_group();
     }
+    last_owner = i;  // the group's CLOSE counts for the last item with operations in it
     std::size_t at = 0;
     do {
       const std::size_t n = std::min<std::size_t>(piece, size - at);
@@ -228,7 +229,6 @@ void compound_vectors::io(std::span<vio> items, bool writing, vresult* out, done
       }
       at += n;
     } while (at < size);
-    last_owner = i;
   }
   close_group();
   run_planned(engine_, root_, std::move(plan), items.size(), out, std::move(done));
