@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # papers/000 Figures 9-11 with the vnfs command line: cp -r of a source tree to vnfsd,
-# ls -lR of it and rm -r of it, vectorized and with --scalar, through vnfs-netdelay at each
-# one-way delay D (RTT 2D). The tree is generated from papers/000's statistics (53,640
-# files averaging 11.6 KB, 3,604 directories, 23 symlinks) scaled by --scale.
+# ls -lR of it, tar -c of it to a local archive, tar -x of that archive back to vnfsd and
+# rm -r of both copies, vectorized and with --scalar, through vnfs-netdelay at each one-way
+# delay D (RTT 2D). The extracted copy is compared with the source tree (diff -r). The tree
+# is generated from papers/000's statistics (53,640 files averaging 11.6 KB, 3,604
+# directories, 23 symlinks) scaled by --scale.
 # COMPOUNDs, operations and seconds per command come from `vnfs --stats`.
 #
 # Usage: bash bench/cli_tree.sh [--scale 0.005] [--delays 0.1,0.6,2.6] [--runs 1]
@@ -21,7 +23,7 @@ while (($#)); do
     --delays) delays=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "cli_tree.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -94,12 +96,17 @@ for d in "${delay_list[@]}"; do
       dst=t_${mode}_${d}_$run
       cp_s=$(timeout 600 $vnfs --stats $flag cp -r "$tree" "$url/$dst" | tail -1)
       ls_s=$(timeout 600 $vnfs --stats $flag ls -l -R "$url/$dst" | tail -1)
+      tar_s=$(timeout 600 $vnfs --stats $flag tar -c -f "$work/$dst.tar" "$url/$dst" | tail -1)
+      untar_s=$(timeout 600 $vnfs --stats $flag tar -x -f "$work/$dst.tar" "$url/${dst}_x" | tail -1)
+      diff -r --no-dereference "$tree" "$work/export/${dst}_x" >&2 || { echo "cli_tree: tar -x of $dst differs" >&2; exit 1; }
+      rm -f "$work/$dst.tar"
       rm_s=$(timeout 600 $vnfs --stats $flag rm -r "$url/$dst" | tail -1)
-      [ ! -e "$work/export/$dst" ] || { echo "cli_tree: rm -r left $dst" >&2; exit 1; }
-      for pair in "cp-r:$cp_s" "ls-lR:$ls_s" "rm-r:$rm_s"; do
+      timeout 600 $vnfs $flag rm -r "$url/${dst}_x"
+      [ ! -e "$work/export/$dst" ] && [ ! -e "$work/export/${dst}_x" ] || { echo "cli_tree: rm -r left $dst" >&2; exit 1; }
+      for pair in "cp-r:$cp_s" "ls-lR:$ls_s" "tar-c:$tar_s" "tar-x:$untar_s" "rm-r:$rm_s"; do
         results+=("{\"delay_ms\":$d,\"rtt_ms\":$(awk "BEGIN{print 2*$d}"),\"mode\":\"$mode\",\"run\":$run,\"command\":\"${pair%%:*}\",\"stats\":${pair#*:}}")
       done
-      echo "D=$d $mode run $run: cp -r $cp_s; ls -lR $ls_s; rm -r $rm_s" >&2
+      echo "D=$d $mode run $run: cp -r $cp_s; ls -lR $ls_s; tar -c $tar_s; tar -x $untar_s; rm -r $rm_s" >&2
     done
   done
   stop_pid "$proxy_pid"
