@@ -111,6 +111,47 @@ TEST_CASE("registered reads and writes copy nothing; plain reads copy exactly on
   c.close(f);
 }
 
+TEST_CASE("vread places READ payload straight into registered slices; plain buffers are copied", "[client][direct]") {
+  FOR_TARGETS(target::vnfsd, target::ganesha, target::vnfsd_rdma);
+  client_env env(kind);
+  client& c = env.c();
+  auto a = make_file(env, "a", 3 * MiB + 5, 1);  // several READs, more than one OPEN group
+  auto b = make_file(env, "b", 4001, 2);
+  auto s = make_file(env, "s", 100, 3);  // read with room for 4096: a short read
+  auto p = make_file(env, "p", 1000, 4);
+  std::vector<std::byte> buf(4 * MiB, std::byte{0}), plain(1000);
+  memory_region mr = c.register_memory(buf.data(), buf.size(), access::read);
+  std::vector<vio> items;
+  items.emplace_back("a", 0, mr.slice(0, a.size()));
+  items.emplace_back("b", 0, mr.slice(3 * MiB + 7, b.size()));
+  items.emplace_back("s", 0, mr.slice(3 * MiB + 8192, 4096));
+  items.emplace_back("p", 0, std::span<std::byte>(plain));
+
+  client_stats s0 = c.stats();
+  vresult r = c.vread(items);
+  client_stats d = c.stats() - s0;
+  REQUIRE_OK(r);
+  CHECK(std::equal(a.begin(), a.end(), buf.begin()));
+  CHECK(std::equal(b.begin(), b.end(), buf.begin() + 3 * MiB + 7));
+  CHECK(buf[3 * MiB + 6] == std::byte{0});
+  CHECK(buf[3 * MiB + 7 + b.size()] == std::byte{0});
+  CHECK(items[2].bytes == 100);
+  CHECK(items[2].eof);
+  CHECK(std::equal(s.begin(), s.end(), buf.begin() + 3 * MiB + 8192));
+  CHECK(buf[3 * MiB + 8192 + 100] == std::byte{0});
+  CHECK(plain == p);
+  const std::size_t registered = a.size() + b.size() + s.size();
+  CHECK(d.payload_bytes_direct + d.payload_bytes_copied == registered + p.size());
+  if (kind == target::vnfsd_rdma) {
+    // One Write chunk per call: only a COMPOUND with a single READ has its payload placed.
+    CHECK(d.payload_bytes_copied >= p.size());
+  } else {
+    // TCP: every registered payload arrives in place, the plain one is copied once.
+    CHECK(d.payload_bytes_direct == registered);
+    CHECK(d.payload_bytes_copied == p.size());
+  }
+}
+
 // ---- asynchrony ------------------------------------------------------------------------
 
 TEST_CASE("256 reads in flight over 2 groups, polled from 4 threads: each tag once", "[client][async]") {

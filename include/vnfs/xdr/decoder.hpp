@@ -65,6 +65,9 @@ class decoder {
     return n;
   }
 
+  /// Skips n bytes (no alignment implied).
+  void skip(std::size_t n) { take(n); }
+
   std::size_t position() const { return at_; }
   std::size_t remaining() const { return in_.size() - at_; }
   bytes_view rest() const { return in_.subspan(at_); }

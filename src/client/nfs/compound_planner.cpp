@@ -267,8 +267,11 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
 
   std::mutex mu;  // guards what follows
   std::vector<std::unique_ptr<compound>> compounds;  // in sending order; elements never move
-  std::size_t next = 0, in_flight = 0;
+  std::size_t window_bytes = SIZE_MAX;  ///< bytes() of the COMPOUNDs in flight at most (the first always goes)
+  std::size_t next = 0, in_flight = 0, in_flight_bytes = 0;
   bool stopped = false, finished = false;
+
+  static std::size_t bytes(const compound& c) { return c.request_bytes + c.reply_bytes; }
 
   void count(const compound& c, int sign) {
     for (const auto& o : c.ops) planned_ops[o.owner] += sign;
@@ -280,7 +283,9 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
     {
       std::lock_guard lock(mu);
       while (!stopped && next < compounds.size()) {
-        if (compounds[next]->barrier && in_flight + send.size() > 0) break;
+        const bool first = in_flight + send.size() == 0;
+        if (!first && (compounds[next]->barrier || in_flight_bytes + bytes(*compounds[next]) > window_bytes)) break;
+        in_flight_bytes += bytes(*compounds[next]);
         send.push_back(compounds[next++].get());
       }
       in_flight += send.size();
@@ -293,10 +298,19 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
   void submit(compound* c) {
     std::vector<nfs_argop4> ops;
     ops.reserve(c->ops.size());
-    for (auto& o : c->ops) ops.push_back(o.op);  // kept: a refused COMPOUND is packed again
+    std::vector<std::span<std::byte>> targets;
+    bool any_target = false;
+    for (auto& o : c->ops) {
+      ops.push_back(o.op);  // kept: a refused COMPOUND is packed again
+      if (std::holds_alternative<READ4args>(o.op)) {
+        targets.push_back(o.read_target);
+        any_target = any_target || !o.read_target.empty();
+      }
+    }
+    if (!any_target) targets.clear();
     engine->submit(
         std::move(ops), [self = shared_from_this(), c](std::error_code ec, compound_reply& r) { self->on_reply(*c, ec, r); },
-        std::nullopt, c->needs_cache);
+        std::move(targets), c->needs_cache);
   }
 
   void on_reply(compound& c, std::error_code ec, compound_reply& r) {
@@ -329,6 +343,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
     {
       std::lock_guard lock(mu);
       --in_flight;
+      in_flight_bytes -= bytes(c);
       if (stop) stopped = true;
     }
     pump();
@@ -352,6 +367,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
     {
       std::lock_guard lock(mu);
       --in_flight;
+      in_flight_bytes -= bytes(c);
       count(c, -1);
       if (ec) {
         stopped = true;
@@ -387,12 +403,13 @@ std::uint32_t max_transfer(const channel_attrs4& limits, bool reading) {
   return static_cast<std::uint32_t>(n >= 8192 ? n & ~std::size_t(4095) : n);
 }
 
-void run_planned(session_engine& engine, const nfs_fh4& root, std::vector<planned_item> items, std::size_t n_owners,
-                 vresult* out, done_fn done) {
+void run_planned(session_engine& engine, const nfs_fh4& root, std::size_t window_bytes, std::vector<planned_item> items,
+                 std::size_t n_owners, vresult* out, done_fn done) {
   reset_result(*out, n_owners);
   auto run = std::make_shared<plan_run>();
   run->engine = &engine;
   run->root = root;
+  run->window_bytes = window_bytes == 0 ? SIZE_MAX : window_bytes;
   run->out = out;
   run->done = std::move(done);
   run->planned_ops.assign(n_owners, 0);

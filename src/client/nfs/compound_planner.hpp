@@ -45,6 +45,8 @@ struct planned_op {
   /// Runs on the I/O thread with the operation's result when it succeeded; an error it
   /// returns fails the owner (e.g. a reply longer than the buffer).
   std::function<std::error_code(nfs4::nfs_resop4&)> on_ok;
+  /// For a READ: where its payload may be received directly (session_engine::submit).
+  std::span<std::byte> read_target;
 };
 
 /// Where an item's operations start.
@@ -93,8 +95,8 @@ struct planned_item {
 /// vector; *out gets one status per owner. `done(first error, ok_count)` runs once, on the
 /// I/O thread, after every COMPOUND sent has completed. An item too big for any COMPOUND the
 /// session allows fails with NFS4ERR_REP_TOO_BIG / NFS4ERR_REQ_TOO_BIG without being sent.
-void run_planned(session_engine& engine, const nfs4::nfs_fh4& root, std::vector<planned_item> items,
-                 std::size_t n_owners, vresult* out, done_fn done);
+void run_planned(session_engine& engine, const nfs4::nfs_fh4& root, std::size_t window_bytes,
+                 std::vector<planned_item> items, std::size_t n_owners, vresult* out, done_fn done);
 
 /// Largest READ or WRITE payload one operation moves under the session's limits (at most
 /// 1 MiB, leaving room for the rest of the COMPOUND).

@@ -209,12 +209,15 @@ void compound_vectors::io(std::span<vio> items, bool writing, vresult* out, done
         op = make(READ4args{sid, off, static_cast<count4>(n)}, i, 32 + n, [this, &v, dst](nfs_resop4& r) -> std::error_code {
           const auto& data = std::get<READ4res>(r).resok4.data;
           if (data.size() > dst.size()) return short_reply();
-          std::copy(data.begin(), data.end(), dst.begin());
-          engine_.note_copied(data.size());
+          if (data.data() != dst.data()) {  // not placed directly: in the reply buffer
+            std::copy(data.begin(), data.end(), dst.begin());
+            engine_.note_copied(data.size());
+          }
           v.bytes += data.size();
           if (data.size() < dst.size()) v.eof = true;
           return {};
         });
+        if (v.region.data()) op.read_target = dst;  // registered memory receives directly
       }
       if (path) {
         plan[*group].ops.push_back(std::move(op));
@@ -231,7 +234,7 @@ void compound_vectors::io(std::span<vio> items, bool writing, vresult* out, done
     } while (at < size);
   }
   close_group();
-  run_planned(engine_, root_, std::move(plan), items.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
 }
 
 void compound_vectors::vread(std::span<vio> items, vresult* out, done_fn done) { io(items, false, out, std::move(done)); }
@@ -265,7 +268,7 @@ void compound_vectors::vgetattrs(std::span<vattr> items, vresult* out, done_fn d
       }));
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, std::move(plan), items.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
 }
 
 void compound_vectors::vsetattrs(std::span<const vattr> items, vresult* out, done_fn done) {
@@ -290,7 +293,7 @@ void compound_vectors::vsetattrs(std::span<const vattr> items, vresult* out, don
     it.ops.push_back(make(SETATTR4args{sid, settable_attrs(a.mask, a.stat)}, i, 32));
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, std::move(plan), items.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
 }
 
 // ---- names
@@ -311,7 +314,7 @@ void compound_vectors::vmkdir(std::span<const vmkdir_item> items, vresult* out, 
     it.modifies = it.needs_cache = true;
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, std::move(plan), items.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
 }
 
 void compound_vectors::vsymlink(std::span<const vlink> items, vresult* out, done_fn done) {
@@ -328,7 +331,7 @@ void compound_vectors::vsymlink(std::span<const vlink> items, vresult* out, done
     it.modifies = it.needs_cache = true;
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, std::move(plan), items.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
 }
 
 void compound_vectors::vhardlink(std::span<const vlink> items, vresult* out, done_fn done) {
@@ -346,7 +349,7 @@ void compound_vectors::vhardlink(std::span<const vlink> items, vresult* out, don
     it.modifies = it.needs_cache = true;
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, std::move(plan), items.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
 }
 
 void compound_vectors::vreadlink(std::span<const std::string> paths, std::string* targets, vresult* out,
@@ -361,7 +364,7 @@ void compound_vectors::vreadlink(std::span<const std::string> paths, std::string
     }));
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, std::move(plan), paths.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), paths.size(), out, std::move(done));
 }
 
 void compound_vectors::vremove(std::span<const std::string> paths, vresult* out, done_fn done) {
@@ -375,7 +378,7 @@ void compound_vectors::vremove(std::span<const std::string> paths, vresult* out,
     it.modifies = it.needs_cache = true;
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, std::move(plan), paths.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), paths.size(), out, std::move(done));
 }
 
 void compound_vectors::vrename(std::span<const vrename_item> items, vresult* out, done_fn done) {
@@ -394,7 +397,7 @@ void compound_vectors::vrename(std::span<const vrename_item> items, vresult* out
     it.modifies = it.needs_cache = true;
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, std::move(plan), items.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
 }
 
 // ---- open files
@@ -428,7 +431,7 @@ void compound_vectors::vopen(std::span<vopen_item> items, vresult* out, done_fn 
     it.needs_cache = true;  // a second OPEN would be a second open state
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, std::move(plan), items.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
 }
 
 void compound_vectors::vclose(std::span<const file> files, vresult* out, done_fn done) {
@@ -458,7 +461,7 @@ void compound_vectors::vclose(std::span<const file> files, vresult* out, done_fn
     it.needs_cache = true;
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, std::move(plan), files.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), files.size(), out, std::move(done));
 }
 
 // ---- listings
@@ -492,7 +495,7 @@ void compound_vectors::vreaddir(std::span<dir_stream* const> dirs, unsigned mask
     }
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, std::move(plan), dirs.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), dirs.size(), out, std::move(done));
 }
 
 /// vscopy in four planned rounds: OPEN every source (with GETFH and its mode), OPEN every
@@ -501,6 +504,7 @@ void compound_vectors::vreaddir(std::span<dir_stream* const> dirs, unsigned mask
 struct scopy_run : std::enable_shared_from_this<scopy_run> {
   session_engine* engine = nullptr;
   nfs_fh4 root;
+  std::size_t window_bytes = 0;
   std::function<open_owner4()> next_owner;
   std::span<vcopy_item> items;
   vresult* out = nullptr;
@@ -521,7 +525,7 @@ struct scopy_run : std::enable_shared_from_this<scopy_run> {
     src.resize(n), dst.resize(n), mode.assign(n, 0644);
     std::vector<planned_item> plan;
     for (std::size_t i = 0; i < n; ++i) plan.push_back(open_item(items[i].src, O_RDONLY, 0, i, src[i], true));
-    run_planned(*engine, root, std::move(plan), n, &opens, [self = shared_from_this()](std::error_code ec, std::size_t) {
+    run_planned(*engine, root, window_bytes, std::move(plan), n, &opens, [self = shared_from_this()](std::error_code ec, std::size_t) {
       if (ec) return self->close_all();
       self->open_destinations();
     });
@@ -535,7 +539,7 @@ struct scopy_run : std::enable_shared_from_this<scopy_run> {
       const bool whole = it.src_offset == 0 && it.length == vcopy_item::to_end;
       plan.push_back(open_item(it.dst, O_WRONLY | O_CREAT | (whole ? O_TRUNC : 0), mode[i], i, dst[i], false));
     }
-    run_planned(*engine, root, std::move(plan), items.size(), &opens,
+    run_planned(*engine, root, window_bytes, std::move(plan), items.size(), &opens,
                 [self = shared_from_this()](std::error_code ec, std::size_t) {
                   if (ec) return self->close_all();
                   self->copy();
@@ -594,7 +598,7 @@ struct scopy_run : std::enable_shared_from_this<scopy_run> {
       plan.push_back(std::move(p));
     }
     copied = true;
-    run_planned(*engine, root, std::move(plan), items.size(), &copies,
+    run_planned(*engine, root, window_bytes, std::move(plan), items.size(), &copies,
                 [self = shared_from_this()](std::error_code, std::size_t) { self->close_all(); });
   }
 
@@ -609,7 +613,7 @@ struct scopy_run : std::enable_shared_from_this<scopy_run> {
         plan.push_back(std::move(p));
       }
     }
-    run_planned(*engine, root, std::move(plan), items.size(), &closes,
+    run_planned(*engine, root, window_bytes, std::move(plan), items.size(), &closes,
                 [self = shared_from_this()](std::error_code, std::size_t) { self->finish(); });
   }
 
@@ -631,6 +635,7 @@ void compound_vectors::vscopy(std::span<vcopy_item> items, vresult* out, done_fn
   auto run = std::make_shared<scopy_run>();
   run->engine = &engine_;
   run->root = root_;
+  run->window_bytes = window_bytes_;
   run->next_owner = next_owner_;
   run->items = items;
   run->out = out;

@@ -25,9 +25,11 @@ namespace vnfs::detail {
 
 class compound_vectors {
  public:
-  /// `next_owner` gives a fresh open-owner for each OPEN.
-  compound_vectors(session_engine& engine, const nfs4::nfs_fh4& root, std::function<nfs4::open_owner4()> next_owner)
-      : engine_(engine), root_(root), next_owner_(std::move(next_owner)) {}
+  /// `next_owner` gives a fresh open-owner for each OPEN; `window_bytes` bounds the bytes of
+  /// one call's COMPOUNDs in flight (client_options::vector_window_bytes).
+  compound_vectors(session_engine& engine, const nfs4::nfs_fh4& root, std::function<nfs4::open_owner4()> next_owner,
+                   std::size_t window_bytes)
+      : engine_(engine), root_(root), next_owner_(std::move(next_owner)), window_bytes_(window_bytes) {}
 
   void vopen(std::span<vopen_item> items, vresult* out, done_fn done);
   void vclose(std::span<const file> files, vresult* out, done_fn done);
@@ -50,6 +52,7 @@ class compound_vectors {
   session_engine& engine_;
   const nfs4::nfs_fh4& root_;
   std::function<nfs4::open_owner4()> next_owner_;
+  std::size_t window_bytes_;
 };
 
 }  // namespace vnfs::detail

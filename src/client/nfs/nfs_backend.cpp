@@ -95,7 +95,8 @@ class nfs_backend final : public backend {
     if (auto ec = p.get_future().get()) throw std::system_error(ec, "vnfs: " + u.path);
     owner_ = "vnfs-open-owner-" + std::to_string(::getpid());
     if (o.compound_vectors)
-      vectors_ = std::make_unique<compound_vectors>(engine_, root_, [this] { return next_open_owner(); });
+      vectors_ = std::make_unique<compound_vectors>(engine_, root_, [this] { return next_open_owner(); },
+                                                    o.vector_window_bytes);
   }
 
   ~nfs_backend() override { close_all(); }
@@ -175,7 +176,9 @@ class nfs_backend final : public backend {
     auto of = state(f);
     std::span<std::byte> target = dst.bytes();
     if (target.size() > max_io) target = target.first(max_io);
-    bool direct = dst.registered.data() != nullptr;
+    // Only registered memory receives directly: a plain buffer is written on success only.
+    std::vector<std::span<std::byte>> targets;
+    if (dst.registered.data()) targets.push_back(target);
     std::vector<nfs_argop4> ops{PUTFH4args{of->fh},
                                 READ4args{of->io_stateid, offset, static_cast<count4>(target.size())}};
     engine_.submit(
@@ -190,7 +193,7 @@ class nfs_backend final : public backend {
           }
           done({}, data.size());
         },
-        read_placement{target, direct});
+        std::move(targets));
   }
 
   void write(const file& f, std::uint64_t offset, write_source src, done_fn done) override {

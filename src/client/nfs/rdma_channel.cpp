@@ -48,14 +48,16 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
         });
   }
 
-  void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call, std::span<std::byte> read_target,
-            std::size_t max_reply) override {
+  void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call,
+            std::span<const std::span<std::byte>> read_targets, std::size_t max_reply) override {
     if (!client_) return;  // the engine sends again after reconnecting
     wc_.sent += call->size();
     rdma::rpc_call rc;
     rc.xid = xid;
     rc.message = std::move(call);
-    rc.read_target = read_target;
+    // One Write chunk, which the server fills with the first READ payload: offered only when
+    // the COMPOUND has a single READ.
+    if (read_targets.size() == 1) rc.read_target = read_targets[0];
     rc.max_reply = max_reply;
     std::weak_ptr<rdma_channel> weak = weak_from_this();
     client_->call(std::move(rc), [weak, g = gen_, xid](std::error_code ec, rdma::rpc_result r) {
@@ -68,15 +70,13 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
         return;
       }
       self->wc_.received += r.record.size();
+      std::vector<direct_piece> pieces;
       if (r.direct) {
         self->wc_.received += *r.direct;
         self->wc_.direct += *r.direct;
-        std::size_t pad = (4 - (*r.direct & 3)) & 3;
-        std::size_t prefix_end = r.record.size() - pad;
-        self->ev_.on_reply(xid, std::move(r.record), std::make_pair(prefix_end, *r.direct));
-      } else {
-        self->ev_.on_reply(xid, std::move(r.record), std::nullopt);
+        pieces.push_back(direct_piece{0, direct_piece::anywhere, *r.direct, 0});
       }
+      self->ev_.on_reply(xid, std::move(r.record), std::move(pieces));
     });
   }
 

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -19,21 +20,30 @@
 
 namespace vnfs::detail {
 
-/// Where a reply's READ payload went: {end of the prefix in `record`, payload length}.
-using direct_info = std::optional<std::pair<std::size_t, std::uint32_t>>;
+/// The payload of one READ result that went straight into the call's read target instead
+/// of into the reply record.
+struct direct_piece {
+  static constexpr std::size_t anywhere = SIZE_MAX;
+  std::size_t read_index = 0;  ///< which READ of the COMPOUND (0 = the first), and so which target
+  /// Where in the record the payload was cut out (right after its length), or `anywhere`:
+  /// after the length of the read_index-th READ result, wherever that is.
+  std::size_t at = anywhere;
+  std::uint32_t len = 0;       ///< payload bytes, now at the start of the target
+  std::uint32_t skip = 0;      ///< bytes left in the record at `at` that belong to it (XDR padding)
+};
 
 /// What a channel tells its engine. All run on the engine's I/O thread.
 struct channel_events {
-  /// A reply. With `direct`, the payload of the READ that ends the COMPOUND is in the
-  /// call's read target and `record` holds the reply without it, then its XDR padding.
-  std::function<void(std::uint32_t xid, std::vector<std::byte> record, direct_info direct)> on_reply;
+  /// A reply. `record` is the RPC reply (after the xid's record mark) less the READ
+  /// payloads listed in `direct`, which are in the call's read targets, in order.
+  std::function<void(std::uint32_t xid, std::vector<std::byte> record, std::vector<direct_piece> direct)> on_reply;
   /// A call the transport refused (RPC-over-RDMA's RDMA_ERROR): it gets no reply.
   std::function<void(std::uint32_t xid, std::error_code)> on_call_failed;
   /// The connection broke: once per successful connect(), never after close().
   std::function<void(std::error_code)> on_lost;
-  /// The direct-read target of an outstanding call, empty if it has none (TCP looks it up
-  /// when the reply arrives).
-  std::function<std::span<std::byte>(std::uint32_t xid)> read_target;
+  /// The read targets of an outstanding call (see rpc_channel::send), empty if it has
+  /// none; valid until on_reply for that call (TCP looks them up when the reply arrives).
+  std::function<std::span<const std::span<std::byte>>(std::uint32_t xid)> read_targets;
 };
 
 /// The engine's wire counters, updated by the channel.
@@ -41,6 +51,7 @@ struct wire_counters {
   std::atomic<std::uint64_t>& sent;
   std::atomic<std::uint64_t>& received;
   std::atomic<std::uint64_t>& direct;  // READ payload placed straight into the target
+  std::atomic<std::uint64_t>& copied;  // READ payload the channel copied into a target
 };
 
 /// One connection at a time to one server. Every method runs on the engine's I/O thread.
@@ -51,10 +62,11 @@ class rpc_channel {
   virtual void connect(std::function<void(std::error_code)> done) = 0;
   /// Sends an RPC call (no record mark) on the current connection. The channel holds
   /// `call` until sent (TCP) or answered (RDMA); the memory it references must live as
-  /// long. `read_target`: where the payload of the READ ending the COMPOUND may be placed
-  /// directly (empty: nowhere). `max_reply` bounds the reply's size.
-  virtual void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call, std::span<std::byte> read_target,
-                    std::size_t max_reply) = 0;
+  /// long. `read_targets[k]`: where the payload of the COMPOUND's k-th READ may be placed
+  /// directly when it fits (empty span: not that one); the channel may place any of them
+  /// or none (RDMA: only the only one). `max_reply` bounds the reply's size.
+  virtual void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call,
+                    std::span<const std::span<std::byte>> read_targets, std::size_t max_reply) = 0;
   /// Drops the connection without on_lost. Idempotent.
   virtual void close() = 0;
 };

@@ -27,7 +27,7 @@ namespace {
 struct call {
   std::vector<nfs4::nfs_argop4> ops;  // ops[0] is SEQUENCE when `sequenced`
   compound_done done;
-  std::optional<read_placement> read;
+  std::vector<std::span<std::byte>> read_targets;  // see session_engine::submit
   bool cachethis = false;  // ask the server to cache the reply (calls that must not run twice)
   bool sequenced = true;
   std::uint32_t slot = 0;
@@ -152,9 +152,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       to_write.pop_front();
       if (it == inflight.end()) continue;  // answered or failed meanwhile
       const call& c = *it->second;
-      std::span<std::byte> target = c.read && c.read->direct ? c.read->target : std::span<std::byte>();
       std::size_t limit = have_session ? fore.ca_maxresponsesize : reply_size_cap;
-      channel->send(c.xid, c.request, target, std::min(reply_size_bound(c.ops), limit));
+      channel->send(c.xid, c.request, c.read_targets, std::min(reply_size_bound(c.ops), limit));
     }
   }
 
@@ -205,7 +204,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   channel_events events() {
     channel_events ev;
     std::weak_ptr<impl> weak = weak_from_this();
-    ev.on_reply = [weak](std::uint32_t xid, std::vector<std::byte> record, direct_info direct) {
+    ev.on_reply = [weak](std::uint32_t xid, std::vector<std::byte> record, std::vector<direct_piece> direct) {
       if (auto self = weak.lock()) self->on_record(xid, std::move(record), direct);
     };
     ev.on_call_failed = [weak](std::uint32_t xid, std::error_code ec) {
@@ -214,12 +213,12 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     ev.on_lost = [weak](std::error_code ec) {
       if (auto self = weak.lock()) self->connection_lost(ec);
     };
-    ev.read_target = [weak](std::uint32_t xid) -> std::span<std::byte> {
+    ev.read_targets = [weak](std::uint32_t xid) -> std::span<const std::span<std::byte>> {
       auto self = weak.lock();
       if (!self) return {};
       auto it = self->inflight.find(xid);
-      if (it == self->inflight.end() || !it->second->read || !it->second->read->direct) return {};
-      return it->second->read->target;
+      if (it == self->inflight.end()) return {};
+      return it->second->read_targets;
     };
     return ev;
   }
@@ -235,10 +234,9 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     finish_sequenced(std::move(c), ec, empty);
   }
 
-  /// A whole reply. `direct` (when set) says the READ payload of `len` bytes went to the
-  /// target and `record` holds the prefix up to `prefix_end`, then padding and the rest.
-  void on_record(std::uint32_t xid, std::vector<std::byte> record,
-                 std::optional<std::pair<std::size_t, std::uint32_t>> direct) {
+  /// A whole reply: `record` less the READ payloads `direct` lists (in record order), which
+  /// are in the call's read targets.
+  void on_record(std::uint32_t xid, std::vector<std::byte> record, const std::vector<direct_piece>& direct) {
     auto it = inflight.find(xid);
     if (it == inflight.end()) return;  // a reply to a call already failed (closing): drop it
     std::unique_ptr<call> c = std::move(it->second);
@@ -253,21 +251,38 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       reply.res.status = static_cast<nfsstat4>(d.get_u32());
       reply.res.tag = d.get_string(nfs4::NFS4_OPAQUE_LIMIT);
       std::uint32_t n = d.get_count(1024, 4);
-      if (direct) {
-        reply.res.resarray.push_back(nfs4::decode_resop(d));
-        reply.res.resarray.push_back(nfs4::decode_resop(d));
-        nfs4::READ4res r;
-        d.get_u32();  // opnum
-        r.status = static_cast<nfsstat4>(d.get_u32());
-        r.resok4.eof = d.get_bool();
-        d.get_u32();  // length
-        r.resok4.data = c->read->target.subspan(0, direct->second);
-        reply.res.resarray.push_back(r);
-        // What follows in `record` is the payload's padding only (the COMPOUND ends with READ).
-        if (d.remaining() != ((4 - (direct->second & 3)) & 3)) throw xdr::decode_error("READ padding");
-      } else {
-        for (std::uint32_t i = 0; i < n; ++i) reply.res.resarray.push_back(nfs4::decode_resop(d));
+      auto piece = direct.begin();
+      std::size_t reads = 0;  // READ results decoded so far
+      for (std::uint32_t i = 0; i < n; ++i) {
+        // A READ result is opnum, status, eof and length (16 bytes), then the payload.
+        bool placed_here = false;
+        if (piece != direct.end() && piece->at != direct_piece::anywhere) {
+          placed_here = d.position() + 16 == piece->at;
+        } else if (piece != direct.end()) {
+          xdr::decoder peek = d;
+          placed_here = reads == piece->read_index && peek.remaining() >= 4 &&
+                        peek.get_u32() == static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_READ);
+        }
+        if (placed_here) {
+          nfs4::READ4res r;
+          if (d.get_u32() != static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_READ) || reads != piece->read_index ||
+              piece->read_index >= c->read_targets.size())
+            throw xdr::decode_error("misplaced READ payload");
+          r.status = static_cast<nfsstat4>(d.get_u32());
+          r.resok4.eof = d.get_bool();
+          if (r.status != nfsstat4::NFS4_OK || d.get_u32() != piece->len ||
+              piece->len > c->read_targets[piece->read_index].size())
+            throw xdr::decode_error("misplaced READ payload");
+          r.resok4.data = c->read_targets[piece->read_index].first(piece->len);
+          d.skip(piece->skip);
+          reply.res.resarray.push_back(std::move(r));
+          ++piece;
+        } else {
+          reply.res.resarray.push_back(nfs4::decode_resop(d));
+        }
+        if (std::holds_alternative<nfs4::READ4res>(reply.res.resarray.back())) ++reads;
       }
+      if (piece != direct.end()) throw xdr::decode_error("READ payload without its result");
     } catch (const rpc::reply_error&) {
       ec = make_error_code(errc::protocol_error);
     } catch (const xdr::decode_error&) {
@@ -464,6 +479,12 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
 
   /// Completes everything queued and in flight with `ec`.
   void fail_all(std::error_code ec) {
+    // A call in flight may be having its READ payload received into the caller's memory,
+    // which is the caller's again once the call completes: the connection goes first.
+    if (connected && std::any_of(inflight.begin(), inflight.end(), [](const auto& e) { return !e.second->read_targets.empty(); })) {
+      connected = false;
+      channel->close();
+    }
     auto queued = std::move(waiting);
     auto running = std::move(inflight);
     waiting.clear();
@@ -502,7 +523,7 @@ session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::m
   m.owner = "vnfs-client-" + std::to_string(::getpid()) + "-" +
             std::to_string(reinterpret_cast<std::uintptr_t>(impl_.get()));
   m.boot_verifier = static_cast<std::uint64_t>(clock_type::now().time_since_epoch().count());
-  wire_counters wc{m.n_sent, m.n_received, m.n_direct};
+  wire_counters wc{m.n_sent, m.n_received, m.n_direct, m.n_copied};
   m.channel = m.cfg.rdma_provider.empty()
                   ? make_tcp_channel(m.io, m.cfg.host, m.cfg.port, m.events(), wc)
                   : make_rdma_channel(m.io, m.cfg.rdma_provider, m.cfg.host, m.cfg.port, m.events(), wc);
@@ -547,7 +568,7 @@ session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::m
 session_engine::~session_engine() { close(); }
 
 void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done done,
-                            std::optional<read_placement> read, std::optional<bool> cachethis) {
+                            std::vector<std::span<std::byte>> read_targets, std::optional<bool> cachethis) {
   std::unique_lock lock(impl_->submit_mu);
   if (impl_->stopped) {  // the I/O thread is gone: complete here, exactly once
     lock.unlock();
@@ -560,7 +581,7 @@ void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done don
   c->ops.emplace_back();  // SEQUENCE, filled when a slot is assigned
   for (auto& op : ops) c->ops.push_back(std::move(op));
   c->done = std::move(done);
-  c->read = read;
+  c->read_targets = std::move(read_targets);
   c->cachethis = cachethis.value_or(!idempotent(c->ops));
   asio::post(impl_->io, [self = impl_, c = std::shared_ptr<call>(std::move(c))]() mutable {
     auto owned = std::make_unique<call>(std::move(*c));

@@ -19,19 +19,10 @@
 namespace vnfs::detail {
 
 /// The reply to one submitted COMPOUND. `res.resarray[0]` is the SEQUENCE result; opaque
-/// payloads in it are views into `buffer`, or into the caller's direct-read target.
+/// payloads in it are views into `buffer`, or into the caller's read targets.
 struct compound_reply {
   nfs4::COMPOUND4res res;
   std::vector<std::byte> buffer;
-};
-
-/// Where the payload of a READ that ends a COMPOUND goes. When `direct` is set and the
-/// reply is well-formed, the payload is received from the socket (or RDMA-Written by the
-/// server) straight into `target` (zero-copy); otherwise the READ4resok data is a view
-/// into compound_reply::buffer.
-struct read_placement {
-  std::span<std::byte> target;
-  bool direct = false;
 };
 
 using compound_done = std::function<void(std::error_code, compound_reply&)>;
@@ -60,12 +51,16 @@ class session_engine {
   session_engine& operator=(const session_engine&) = delete;
 
   /// Sends SEQUENCE + ops (minor version 1) when a slot is free. `done` gets the reply,
-  /// whatever the NFS status, or a transport/closing error. With `read` set, the COMPOUND
-  /// must be SEQUENCE, PUTFH, READ: the READ payload may be received into read->target.
-  /// `cachethis` asks the server to keep the reply for a retransmission (exactly-once); by
-  /// default, unless every operation is one that may simply run again (lookups, reads).
-  void submit(std::vector<nfs4::nfs_argop4> ops, compound_done done,
-              std::optional<read_placement> read = std::nullopt, std::optional<bool> cachethis = std::nullopt);
+  /// whatever the NFS status, or a transport/closing error. `read_targets[k]` is where the
+  /// payload of the k-th READ in `ops` may be received (from the socket, or RDMA-Written by
+  /// the server) straight into the caller's memory, zero-copy; an empty span, a payload that
+  /// does not fit, or a transport that cannot place it leaves that READ4resok data a view
+  /// into compound_reply::buffer (compare the data pointer with the target's). The targets
+  /// must stay valid until `done` runs. `cachethis` asks the server to keep the reply for a
+  /// retransmission (exactly-once); by default, unless every operation is one that may
+  /// simply run again (lookups, reads).
+  void submit(std::vector<nfs4::nfs_argop4> ops, compound_done done, std::vector<std::span<std::byte>> read_targets = {},
+              std::optional<bool> cachethis = std::nullopt);
 
   /// Fails what is queued and in flight with errc::closed, then destroys the session and the
   /// client ID (best effort, bounded by connect_timeout). Idempotent; blocks.

@@ -19,14 +19,13 @@ using asio::ip::tcp;
 
 namespace {
 
-/// Bytes of a successful reply to SEQUENCE, PUTFH, READ up to and including READ's data
-/// length, after the xid: RPC reply header with an empty AUTH_NONE verifier (20), COMPOUND
-/// status, empty tag and count (12), SEQUENCE4res (44), PUTFH4res (8), READ's opnum, status,
-/// eof and length (16).
-constexpr std::size_t direct_read_prefix = 20 + 12 + 44 + 8 + 16;
-
 /// The longest reply accepted (all fragments together): a READ of 4 MiB and its COMPOUND.
 constexpr std::size_t max_reply = 64u << 20;
+
+/// While looking for READ results to place, a result of variable size (OPEN, GETATTR, ...)
+/// is received in steps of this many bytes; what of a following payload arrives with the
+/// last step is copied into its target.
+constexpr std::size_t parse_step = 256;
 
 class tcp_channel final : public rpc_channel, public std::enable_shared_from_this<tcp_channel> {
  public:
@@ -51,7 +50,8 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     });
   }
 
-  void send(std::uint32_t, std::shared_ptr<const xdr::encoder> call, std::span<std::byte>, std::size_t) override {
+  void send(std::uint32_t, std::shared_ptr<const xdr::encoder> call, std::span<const std::span<std::byte>>,
+            std::size_t) override {
     if (!connected_) return;  // the engine sends again after reconnecting
     outgoing o;
     auto len = static_cast<std::uint32_t>(call->size()) | rpc::last_fragment_bit;
@@ -114,17 +114,19 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     std::size_t len = mark & ~rpc::last_fragment_bit;
     if (len < 4 || len > max_reply) return lost(make_error_code(errc::protocol_error));
     wc_.received += 8;
-    if (!(mark & rpc::last_fragment_bit)) {  // a reply in several fragments (NFS-Ganesha sends them)
-      body_.assign(head_.begin() + 4, head_.end());
+    body_.assign(head_.begin() + 4, head_.end());
+    parse_ = parse_state{};  // (a connection lost in the middle of a reply left its state)
+    targets_ = {};
+    if (!(mark & rpc::last_fragment_bit))  // a reply in several fragments (NFS-Ganesha sends them)
       return read_fragment(xid, len - 4, false);
-    }
     record_left_ = len - 4;
-    if (!ev_.read_target(xid).empty() && record_left_ >= direct_read_prefix) return read_direct_prefix(xid);
-    read_body(xid, 0);
+    targets_ = ev_.read_targets(xid);
+    if (worth_placing(0)) return parse(xid);
+    read_rest(xid);
   }
 
   /// Appends `n` bytes of a fragment to `body_`; after the last fragment, the whole record is
-  /// handed over (never received directly: fragments are rare and the prefix may be split).
+  /// handed over (never placed directly: fragments are rare and may split a result).
   void read_fragment(std::uint32_t xid, std::size_t n, bool last) {
     const std::size_t at = body_.size();
     if (at + n > max_reply) return lost(make_error_code(errc::protocol_error));
@@ -135,9 +137,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
                        if (ec) return self->lost(ec);
                        self->wc_.received += got;
                        if (!last) return self->read_fragment_mark(xid);
-                       std::vector<std::byte> record = std::move(self->body_);
-                       self->ev_.on_reply(xid, std::move(record), std::nullopt);
-                       if (g == self->gen_) self->read_head();
+                       self->deliver(xid);
                      });
   }
 
@@ -153,89 +153,181 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
                      });
   }
 
-  /// Reads the rest of the record into `body_` after the first `have` bytes already there.
-  void read_body(std::uint32_t xid, std::size_t have) {
-    body_.resize(4 + have + record_left_);
-    std::copy(head_.begin() + 4, head_.end(), body_.begin());
-    asio::async_read(sock_, asio::buffer(body_.data() + 4 + have, record_left_),
-                     [self = shared_from_this(), g = gen_, xid](boost::system::error_code ec, std::size_t n) {
+  /// Receives what is left of the record into `body_`, then hands it over.
+  void read_rest(std::uint32_t xid) {
+    if (record_left_ == 0) return deliver(xid);
+    receive(record_left_, [xid](tcp_channel& self) { self.deliver(xid); });
+  }
+
+  /// Appends the next `n` bytes of the record to `body_`, then runs `then`.
+  template <class Then>
+  void receive(std::size_t n, Then then) {
+    const std::size_t at = body_.size();
+    body_.resize(at + n);
+    record_left_ -= n;
+    asio::async_read(sock_, asio::buffer(body_.data() + at, n),
+                     [self = shared_from_this(), g = gen_, then](boost::system::error_code ec, std::size_t got) {
                        if (g != self->gen_) return;  // of a connection already lost
                        if (ec) return self->lost(ec);
-                       self->wc_.received += n;
-                       self->record_left_ = 0;
-                       std::vector<std::byte> record = std::move(self->body_);
-                       self->ev_.on_reply(xid, std::move(record), std::nullopt);
-                       if (g == self->gen_) self->read_head();
+                       self->wc_.received += got;
+                       then(*self);
                      });
   }
 
-  void read_direct_prefix(std::uint32_t xid) {
-    body_.resize(4 + direct_read_prefix);
-    std::copy(head_.begin() + 4, head_.end(), body_.begin());
-    asio::async_read(sock_, asio::buffer(body_.data() + 4, direct_read_prefix),
-                     [self = shared_from_this(), g = gen_, xid](boost::system::error_code ec, std::size_t n) {
-                       if (g != self->gen_) return;  // of a connection already lost
-                       if (ec) return self->lost(ec);
-                       self->wc_.received += n;
-                       self->record_left_ -= n;
-                       self->on_direct_prefix(xid);
-                     });
+  // ---- Placing READ payloads: the reply is decoded as it arrives, result by result; the
+  // payload of the k-th READ result goes straight into targets_[k] when it fits there, and
+  // is cut out of `body_` (see direct_piece). Anything unexpected (an RPC error, a result
+  // that does not decode) just ends the placing: the rest is received into `body_` and the
+  // engine's decoding of the whole record has the last word.
+
+  struct parse_state {
+    bool header_done = false;
+    std::size_t at = 0;            // in body_: the start of the next result
+    std::uint32_t results_left = 0;
+    std::size_t reads = 0;         // READ results seen
+    std::vector<direct_piece> pieces;
+  };
+
+  /// The encoded size of a successful result whose size is fixed (opnum and status
+  /// included), 0 for the others: the bytes to receive before the next result without
+  /// reading into it. (OPEN without a delegation is sized in parse().)
+  static std::size_t fixed_size(std::uint32_t opnum) {
+    using nfs4::nfs_opnum4;
+    switch (static_cast<nfs_opnum4>(opnum)) {
+      case nfs_opnum4::OP_SEQUENCE: return 8 + 16 + 5 * 4;
+      case nfs_opnum4::OP_CLOSE: return 8 + 16;
+      case nfs_opnum4::OP_PUTFH:
+      case nfs_opnum4::OP_PUTROOTFH:
+      case nfs_opnum4::OP_LOOKUP:
+      case nfs_opnum4::OP_LOOKUPP:
+      case nfs_opnum4::OP_SAVEFH:
+      case nfs_opnum4::OP_RESTOREFH: return 8;
+      default: return 0;
+    }
   }
 
-  /// The prefix of a reply to SEQUENCE, PUTFH, READ is in `body_`. If it has the expected
-  /// successful shape, the payload goes straight into the caller's target.
-  void on_direct_prefix(std::uint32_t xid) {
-    std::span<std::byte> target = ev_.read_target(xid);
-    std::uint32_t len = 0;
-    bool ok = false;
-    try {
-      xdr::decoder d(body_);
-      auto h = rpc::decode_reply(d);
-      ok = h.is_success() && h.verf.body.empty() && d.get_u32() == 0 /* NFS4_OK */ &&
-           d.get_u32() == 0 /* empty tag */ && d.get_u32() == 3;
-      if (ok) {
-        (void)nfs4::decode_resop(d);  // SEQUENCE (statuses OK: the COMPOUND status was OK)
-        (void)nfs4::decode_resop(d);  // PUTFH
-        ok = d.get_u32() == static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_READ) && d.get_u32() == 0;
-        d.get_u32();  // eof
-        len = d.get_u32();
-        ok = ok && len <= target.size() && std::size_t(len) + ((4 - (len & 3)) & 3) <= record_left_;
+  /// Whether a target from the k-th READ on is worth parsing the reply for.
+  bool worth_placing(std::size_t k) const {
+    for (; k < targets_.size(); ++k)
+      if (!targets_[k].empty()) return true;
+    return false;
+  }
+
+  /// Makes body_ hold at least `n` bytes (as many as the record has) by receiving exactly
+  /// what is missing, then parses on. False if body_ already has them.
+  bool ensure(std::uint32_t xid, std::size_t n) {
+    if (body_.size() >= n || record_left_ == 0) return false;
+    receive(std::min(n - body_.size(), record_left_), [xid](tcp_channel& self) { self.parse(xid); });
+    return true;
+  }
+
+  void parse(std::uint32_t xid) {
+    for (;;) {
+      if (parse_.header_done && (parse_.results_left == 0 || !worth_placing(parse_.reads))) return read_rest(xid);
+      const std::size_t at = parse_.at;
+      // Bytes to have before trying to decode: the header with an empty verifier and tag
+      // (xid 4, reply header 20, COMPOUND status, tag and count 12), or a result's opnum and
+      // status.
+      const std::size_t want = parse_.header_done ? at + 8 : at + 36;
+      if (ensure(xid, want)) return;
+      try {
+        xdr::decoder d(std::span<const std::byte>(body_).subspan(at));
+        if (!parse_.header_done) {
+          auto h = rpc::decode_reply(d);
+          if (!h.is_success()) return read_rest(xid);
+          d.get_u32();  // COMPOUND status
+          d.get_string(nfs4::NFS4_OPAQUE_LIMIT);
+          parse_.results_left = d.get_u32();
+          parse_.header_done = true;
+          parse_.at += d.position();
+          continue;
+        }
+        xdr::decoder peek = d;
+        const std::uint32_t opnum = peek.get_u32();
+        const bool ok = peek.get_u32() == 0;  // NFS4_OK
+        const bool is_read = opnum == static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_READ);
+        if (is_read && ok) {
+          if (ensure(xid, at + 16)) return;
+          peek.get_u32();  // eof
+          const std::uint32_t len = peek.get_u32();
+          const std::size_t k = parse_.reads;
+          if (k < targets_.size() && len > 0 && len <= targets_[k].size() &&
+              len + pad(len) <= body_.size() - (at + 16) + record_left_)
+            return place(xid, k, len);
+          if (ensure(xid, at + 16 + len + pad(len))) return;
+        } else if (ok) {
+          std::size_t end = fixed_size(opnum) != 0 ? at + fixed_size(opnum) : 0;
+          if (opnum == static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_OPEN)) {
+            // stateid, change_info, rflags (40 bytes), the attrset bitmap, the delegation
+            // type: without a delegation, that is all.
+            if (ensure(xid, at + 52)) return;
+            const std::uint32_t words = u32_at(at + 48);
+            if (words <= 8) {
+              if (ensure(xid, at + 56 + 4 * words)) return;
+              if (u32_at(at + 52 + 4 * words) == 0 /* OPEN_DELEGATE_NONE */) end = at + 56 + 4 * words;
+            }
+          }
+          if (end != 0 && ensure(xid, end)) return;
+        }
+        (void)nfs4::decode_resop(d);  // throws decode_error while the result is incomplete
+        if (is_read) ++parse_.reads;
+        parse_.at += d.position();
+        --parse_.results_left;
+      } catch (const xdr::decode_error&) {
+        // Incomplete (a result of variable size, or a header with a verifier or tag): a
+        // little more. What arrives past this result and belongs to a payload is copied.
+        if (record_left_ == 0) return deliver(xid);  // malformed: the engine will say so
+        return receive(std::min(record_left_, parse_step), [xid](tcp_channel& self) { self.parse(xid); });
       }
-    } catch (const xdr::decode_error&) {
-      ok = false;
     }
-    if (!ok) return read_body(xid, direct_read_prefix);  // the general path decodes it
-    asio::async_read(sock_, asio::buffer(target.data(), len),
-                     [self = shared_from_this(), g = gen_, xid, len](boost::system::error_code ec, std::size_t n) {
-                       if (g != self->gen_) return;  // of a connection already lost
-                       if (ec) return self->lost(ec);
-                       self->wc_.received += n;
-                       self->wc_.direct += n;
-                       self->record_left_ -= n;
-                       self->read_direct_trailer(xid, len);
-                     });
   }
 
-  void read_direct_trailer(std::uint32_t xid, std::uint32_t len) {
-    std::size_t prefix_end = body_.size();
-    if (record_left_ == 0) {  // payload a multiple of 4 bytes: no padding to read
-      std::vector<std::byte> record = std::move(body_);
-      std::uint64_t g = gen_;
-      ev_.on_reply(xid, std::move(record), std::make_pair(prefix_end, len));
-      if (g == gen_) read_head();
-      return;
-    }
-    body_.resize(prefix_end + record_left_);
-    asio::async_read(sock_, asio::buffer(body_.data() + prefix_end, record_left_),
-                     [self = shared_from_this(), g = gen_, xid, len, prefix_end](boost::system::error_code ec, std::size_t n) {
-                       if (g != self->gen_) return;  // of a connection already lost
-                       if (ec) return self->lost(ec);
-                       self->wc_.received += n;
-                       self->record_left_ = 0;
-                       std::vector<std::byte> record = std::move(self->body_);
-                       self->ev_.on_reply(xid, std::move(record), std::make_pair(prefix_end, len));
-                       if (g == self->gen_) self->read_head();
-                     });
+  /// The XDR unsigned int at `off` in body_.
+  std::uint32_t u32_at(std::size_t off) const {
+    if (off + 4 > body_.size()) throw xdr::decode_error("reply truncated");
+    return xdr::decoder(std::span<const std::byte>(body_).subspan(off, 4)).get_u32();
+  }
+
+  static std::size_t pad(std::size_t n) { return (4 - (n & 3)) & 3; }
+
+  /// The result at parse_.at is the k-th READ, successful, with a payload of `len` bytes
+  /// that fits targets_[k]: what of it is already in body_ is copied there and cut out,
+  /// the rest is received straight into the target, the padding dropped.
+  void place(std::uint32_t xid, std::size_t k, std::uint32_t len) {
+    std::span<std::byte> target = targets_[k];
+    const std::size_t cut = parse_.at + 16;
+    const std::size_t buffered = body_.size() - cut;
+    const std::size_t have = std::min<std::size_t>(buffered, len);
+    const std::size_t pad_have = std::min(buffered - have, pad(len));
+    std::copy_n(body_.begin() + static_cast<std::ptrdiff_t>(cut), have, target.begin());
+    wc_.copied += have;
+    body_.erase(body_.begin() + static_cast<std::ptrdiff_t>(cut),
+                body_.begin() + static_cast<std::ptrdiff_t>(cut + have + pad_have));
+    parse_.pieces.push_back(direct_piece{k, cut, len, 0});
+    parse_.at = cut;
+    ++parse_.reads;
+    --parse_.results_left;
+    const std::size_t direct = len - have;
+    const std::size_t pad_left = pad(len) - pad_have;
+    if (direct == 0) return parse(xid);
+    record_left_ -= direct + pad_left;
+    std::array<asio::mutable_buffer, 2> bufs{asio::buffer(target.data() + have, direct),
+                                             asio::buffer(scratch_.data(), pad_left)};
+    asio::async_read(sock_, bufs, [self = shared_from_this(), g = gen_, xid, direct](boost::system::error_code ec, std::size_t got) {
+      if (g != self->gen_) return;  // of a connection already lost
+      if (ec) return self->lost(ec);
+      self->wc_.received += got;
+      self->wc_.direct += direct;
+      self->parse(xid);
+    });
+  }
+
+  void deliver(std::uint32_t xid) {
+    std::vector<std::byte> record = std::move(body_);
+    std::vector<direct_piece> pieces = std::move(parse_.pieces);
+    std::uint64_t g = gen_;
+    ev_.on_reply(xid, std::move(record), std::move(pieces));
+    if (g == gen_) read_head();
   }
 
   asio::io_context& io_;
@@ -252,8 +344,11 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   // Receive state.
   std::array<std::byte, 8> head_{};  // record mark + xid
   std::array<std::byte, 4> next_mark_{};  // record mark of a reply's later fragment
-  std::vector<std::byte> body_;
-  std::size_t record_left_ = 0;  // bytes of the current record after the xid
+  std::vector<std::byte> body_;   // the record so far (less payloads placed directly)
+  std::size_t record_left_ = 0;  // bytes of the current record not yet received
+  std::span<const std::span<std::byte>> targets_;  // the current reply's read targets
+  parse_state parse_;
+  std::array<std::byte, 4> scratch_{};  // a placed payload's padding
 };
 
 }  // namespace

@@ -214,7 +214,6 @@ void rpc_client::on_message(std::span<const std::byte> m) {
   if (!ok) return lost(errc_code(std::errc::connection_aborted));
   if (placed > 0) {
     r.direct = static_cast<std::uint32_t>(placed);
-    r.record.resize(r.record.size() + xdr_pad(placed));  // the payload's padding, as inline
     stats_.bytes_placed += placed;
     stats_.write_list_replies++;
   }

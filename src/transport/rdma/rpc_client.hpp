@@ -47,8 +47,8 @@ struct rpc_call {
 };
 
 struct rpc_result {
-  /// The RPC reply message. With `direct`, the READ payload is not in it: the record ends
-  /// after the payload's length field, followed by its XDR padding in zeros.
+  /// The RPC reply message. With `direct`, it is the reduced reply (RFC 8166): the READ
+  /// payload and its XDR padding are cut out right after the payload's length field.
   std::vector<std::byte> record;
   /// Bytes the responder RDMA-Wrote into read_target (the Write chunk was used).
   std::optional<std::uint32_t> direct;
