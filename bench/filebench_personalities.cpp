@@ -267,6 +267,7 @@ void scalar_read_whole(worker& w, vnfs::client& c, const vnfs::file& f, const fi
     std::size_t n = c.pread(f, got, std::span<std::byte>(b + got, iosize));
     got += n;
     if (n < iosize) break;
+    if (got > e.size) fail(e.path + ": longer than the " + std::to_string(e.size) + " bytes the fileset knows");
   }
   if (got != e.size) fail(e.path + ": read " + std::to_string(got) + " bytes, the file has " + std::to_string(e.size));
   check_pattern(b, got, e.id, e.path);
@@ -304,7 +305,7 @@ void scalar_stat(vnfs::client& c, const fileset::entry& e) {
 
 // -- vectorized building blocks
 
-/// One vread of whole files (each buffer one iosize longer than the file, so a read that
+/// One vread of whole files (each buffer 4 KiB longer than the file, so a read that
 /// returned more than the fileset's size would show), checked.
 void vector_read_whole(worker& w, std::span<const fileset::entry> es) {
   std::vector<vnfs::vio> ios;
