@@ -145,14 +145,13 @@ class fileset {
   };
 
   fileset(std::uint32_t entries, std::uint32_t dirwidth)
-      : dirwidth_(dirwidth), size_(entries), nominal_(entries), exists_(entries) {}
+      : dirwidth_(dirwidth), size_(entries), nominal_(entries) {}
 
   std::string path(std::uint32_t id) const {
     std::string name = "f" + std::to_string(id);
     return dirwidth_ ? "d" + std::to_string(id / dirwidth_) + "/" + name : name;
   }
   std::uint32_t entries() const { return static_cast<std::uint32_t>(size_.size()); }
-  std::uint32_t dirwidth() const { return dirwidth_; }
 
   /// Draws every entry's nominal size and writes the files on the server's export (before it
   /// starts): prealloc percent of the entries, each of its nominal size. As in Filebench, the
@@ -182,7 +181,6 @@ class fileset {
       f.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(s));
       if (!f) fail("cannot write " + (dir / path(id)).string());
       size_[id] = s;
-      exists_[id] = 1;
       free_existing_.push_back(id);
     }
   }
@@ -202,7 +200,6 @@ class fileset {
   void give(const entry& e, bool exists) {
     std::lock_guard lock(mu_);
     size_[e.id] = exists ? e.size : 0;
-    exists_[e.id] = exists;
     (exists ? free_existing_ : free_absent_).push_back(e.id);
   }
 
@@ -210,7 +207,6 @@ class fileset {
   std::mutex mu_;
   std::uint32_t dirwidth_;
   std::vector<std::uint64_t> size_, nominal_;
-  std::vector<char> exists_;
   std::vector<std::uint32_t> free_existing_, free_absent_;
 };
 
