@@ -127,6 +127,40 @@ def goals(ex, lib, w, bw=None, ct=None):
     w("")
 
 
+def filebench(res, w):
+    """papers/000 Figure 12: bench/results/filebench_personalities.json (bench/filebench_personalities)."""
+    fb = load(os.path.join(res, "filebench_personalities.json"))
+    if not fb:
+        return
+    p = fb["parameters"]
+    w("## Figure 12: Filebench NFS-Server, File-Server, Varmail, scalar vs vectorized flows (vnfsd)\n")
+    w(f"bench/filebench_personalities ({fb['total_seconds']:.0f} s; quick={str(p['quick']).lower()}, "
+      f"{p['seconds_per_run']:g} s per run, {p['repeats']} pairs of runs, vnfsd --threads {p['vnfsd_threads']}). "
+      "A flow is one pass through the personality's flowops; ops/s = flows per second (median of the repeats), "
+      "COMPOUNDs per flow in parentheses (exact, client::stats()); speedup per pair of runs, median [min-max]. "
+      "Scalar flow: the scalar calls a POSIX program makes (cold-cache kernel-client round trips, a GETATTR "
+      "before each append); vectorized flow: all reads of the flow in one vread, creates and appends in one "
+      "vwrite, deletes in one vremove, stats in one vgetattrs.\n")
+    w("| personality | threads | files | flow |")
+    w("|---|---|---|---|")
+    for q in fb["personalities"]:
+        w(f"| {q['name']} | {q['threads']} | {q['files']} | {q['flow']} |")
+    w("")
+    w("| personality | RTT ms | scalar ops/s (COMPOUNDs/flow) | vectorized ops/s (COMPOUNDs/flow) | speedup median [min-max] |")
+    w("|---|---|---|---|---|")
+    for r in fb["speedups"]:
+        pt = {q["mode"]: q for q in fb["points"] if q["personality"] == r["personality"] and q["delay_ms"] == r["delay_ms"]}
+        s, v = pt.get("scalar"), pt.get("vec")
+        if not s or not v:
+            continue
+        rtt = "direct" if r["delay_ms"] == "direct" else f"{r['rtt_ms']:g}"
+        w(f"| {r['personality']} | {rtt} | {s['median_flows_per_second']:.1f} ({s['median_compounds_per_flow']:.1f}) | "
+          f"{v['median_flows_per_second']:.1f} ({v['median_compounds_per_flow']:.1f}) | "
+          f"{r['median']:.2f} [{r['min']:.2f}-{r['max']:.2f}] |")
+    w("")
+    w("![Figure 12](results/filebench_personalities.png)\n")
+
+
 def main():
     res = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
     dst = sys.argv[2] if len(sys.argv) > 2 else "bench/README.md"
@@ -302,6 +336,7 @@ def main():
             fs = f"{s[0]:.3f} ({s[1]})" if s else ""
             w(f"| {cmd} | {rtt:g} | {fv} | {fs} | {sp} |")
         w("")
+    filebench(res, w)
     nd = load(os.path.join(res, "netdelay_rtt.json"))
     if nd:
         w("## netdelay_rtt: the RTT vnfs-netdelay adds (goal 2 x D)\n")

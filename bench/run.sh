@@ -20,6 +20,7 @@ bash scripts/install-deps.sh
 cmake --preset default >/dev/null
 cmake --build --preset default -j2 --target compound_rate client_io netdelay_rtt rdma_io vnfs_experiments \
   libnfs_baseline vnfs vnfsd vnfs-netdelay
+cmake --build --preset default -j2 --target filebench_personalities
 py=/usr/bin/python3  # Debian's python3 (with python3-matplotlib), not whichever is first on PATH
 b=build/default/bench
 r=bench/results
@@ -43,6 +44,10 @@ fi
 # papers/000 Figures 6-8 through vnfs-netdelay: vectorized vs scalar, against vnfsd and Ganesha.
 step vnfs_experiments $b/vnfs_experiments "${ex[@]}" --out $r/vnfs_experiments.json
 $py bench/plot_vnfs_experiments.py $r/vnfs_experiments.json
+# papers/000 Figure 12: Filebench NFS-Server, File-Server, Varmail, scalar vs vectorized flows.
+fb=(); ((quick)) && fb=(--quick)
+step filebench_personalities $b/filebench_personalities "${fb[@]}" --out $r/filebench_personalities.json
+$py bench/plot_filebench_personalities.py $r/filebench_personalities.json $r/filebench_personalities.png
 # COMPOUNDs/s of vnfsd and Ganesha (getattr, 4 KiB read) over 1 and 16 connections.
 step compound_rate $b/compound_rate "${cr[@]}" --out $r/compound_rate.json
 $py bench/plot_compound_rate.py $r/compound_rate.json $r/compound_rate.png
