@@ -4,13 +4,15 @@
 // them and needs none:
 // - nfs://: one I/O thread per client runs the TCP connection (sends, receives, session
 //   upkeep: lease renewal, reconnection and retransmission). Replies are decoded there and
-//   READ payload is received there straight into the caller's memory.
+//   READ payload is received there straight into the caller's registered memory.
 // - file://: a small pool of worker threads makes the POSIX calls.
 // Completions are delivered from those threads: into a completion_group (the application
 // polls or waits on it from any thread), or to an Asio completion handler, which is invoked
 // through the handler's associated executor (asio::post); a handler without one runs on a
 // client thread and must not block. The synchronous calls are a wait on the asynchronous ones
 // and may be called from any thread except the client's own (i.e. not from a handler).
+// One client may be used by many application threads at once: every call is thread-safe,
+// and concurrent calls share the session's slots.
 //
 // Paths are relative to the URL's path: with nfs://host/exp/a, "b/c" and "/b/c" both name
 // exp/a/b/c on the server. Names are not resolved through symlinks by the server; the
