@@ -109,10 +109,11 @@ void make_files(const fs::path& dir, unsigned count, std::size_t size) {
 }
 
 /// Reads or writes dir/0..files-1 (each `size` bytes) with vread/vwrite, `per_call` items per
-/// call (calls one after another), through `buf` (at least per_call x size bytes). Reads
+/// call (calls one after another), through `buf` (at least per_call x size bytes; slices of
+/// `mr`, its registration with `c`, unless that is null). Reads
 /// check the size and first word of each file. Throws on any failure.
 sample run_vio(vnfs::client& c, bool write, const std::string& dir, unsigned files, std::size_t size,
-               std::size_t per_call, std::vector<std::byte>& buf) {
+               std::size_t per_call, std::vector<std::byte>& buf, const vnfs::memory_region* mr) {
   vnfs::client_stats s0 = c.stats();
   auto start = clock_type::now();
   std::vector<vnfs::vio> ios;
@@ -122,9 +123,11 @@ sample run_vio(vnfs::client& c, bool write, const std::string& dir, unsigned fil
     for (std::size_t i = 0; i < k; ++i) {
       std::string path = dir + "/" + std::to_string(first + i);
       std::span<std::byte> span(buf.data() + i * size, size);
-      if (write)
-        ios.emplace_back(std::move(path), 0, std::span<const std::byte>(span),
-                         vnfs::vio_flags::create | vnfs::vio_flags::truncate);
+      const unsigned flags = write ? vnfs::vio_flags::create | vnfs::vio_flags::truncate : 0;
+      if (mr)
+        ios.emplace_back(std::move(path), 0, mr->slice(i * size, size), flags);
+      else if (write)
+        ios.emplace_back(std::move(path), 0, std::span<const std::byte>(span), flags);
       else
         ios.emplace_back(std::move(path), 0, span);
     }
@@ -170,21 +173,26 @@ sample run_getattrs(vnfs::client& c, const std::string& dir, unsigned files, std
 /// Figure 8: `iterations` times open, read all `size` bytes, close one file: with the scalar
 /// calls (pread in pieces of at most 1 MiB) or with one vread naming the file by path.
 sample run_open_read_close(vnfs::client& c, bool vectorized, const std::string& path, std::size_t size,
-                           unsigned iterations, std::vector<std::byte>& buf) {
+                           unsigned iterations, std::vector<std::byte>& buf, const vnfs::memory_region* mr) {
   vnfs::client_stats s0 = c.stats();
   auto start = clock_type::now();
   for (unsigned it = 0; it < iterations; ++it) {
     std::size_t got = 0;
     if (vectorized) {
       std::vector<vnfs::vio> ios;
-      ios.emplace_back(path, 0, std::span<std::byte>(buf.data(), size));
+      if (mr)
+        ios.emplace_back(path, 0, mr->slice(0, size));
+      else
+        ios.emplace_back(path, 0, std::span<std::byte>(buf.data(), size));
       vnfs::vresult r = c.vread(ios);
       if (!r.ok()) throw std::runtime_error("vread " + path + ": " + r.error.message());
       got = ios[0].bytes;
     } else {
       vnfs::file f = c.open(path, O_RDONLY);
       while (got < size) {
-        std::size_t n = c.pread(f, got, std::span<std::byte>(buf.data() + got, std::min(mib, size - got)));
+        const std::size_t want = std::min(mib, size - got);
+        std::size_t n = mr ? c.pread(f, got, mr->slice(got, want))
+                           : c.pread(f, got, std::span<std::byte>(buf.data() + got, want));
         if (n == 0) break;
         got += n;
       }
@@ -236,6 +244,7 @@ path_to route(const target& t, const std::string& delay) {
 }
 
 std::size_t vector_window = vnfs::client_options{}.vector_window_bytes;  // --vector-window-mib
+bool registered_memory = true;                                          // --memory
 
 vnfs::client connect(const std::string& url, bool vectorized) {
   vnfs::client_options o;
@@ -282,6 +291,7 @@ int main(int argc, char** argv) try {
   std::string sizes6, sizes8, degrees = "1,2,4,8,16,32,64,128,256", out = "bench/results/vnfs_experiments.json";
   unsigned files = 1000, repeats = 3, items7 = 0, iterations8 = 0, server_threads = 4;
   double window_mib = static_cast<double>(vector_window) / mib;
+  std::string memory = "registered";
   std::string delay7 = "0.1", delay8 = "0.1", ganesha_modes = "vec";
   double bytes_cap_mib = 0, sample_cap = 60;
   po::options_description desc(
@@ -309,11 +319,15 @@ int main(int argc, char** argv) try {
       ("server-threads", po::value(&server_threads)->default_value(server_threads), "vnfsd --threads")
       ("vector-window-mib", po::value(&window_mib)->default_value(window_mib),
        "client_options::vector_window_bytes in MiB (0: unbounded)")
+      ("memory", po::value(&memory)->default_value(memory),
+       "the data buffer, in both modes: registered (direct I/O: READ payload received in place) or plain (copied)")
       ("out", po::value(&out)->default_value(out), "JSON output file");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, desc), vm);
   po::notify(vm);
   vector_window = static_cast<std::size_t>(window_mib * static_cast<double>(mib));
+  if (memory != "registered" && memory != "plain") throw std::runtime_error("--memory: registered or plain");
+  registered_memory = memory == "registered";
   if (vm.count("help")) {
     std::cout << desc << "\n";
     return 0;
@@ -408,6 +422,10 @@ int main(int argc, char** argv) try {
       path_to p = route(t, delay);
       std::vector<vnfs::client> clients;
       for (const auto& m : modes) clients.push_back(connect(p.url, m == "vec"));
+      std::vector<vnfs::memory_region> regions;  // buf registered with each client
+      if (registered_memory)
+        for (auto& c : clients) regions.push_back(c.register_memory(buf.data(), buf.size()));
+      auto region = [&](std::size_t i) { return regions.empty() ? nullptr : &regions[i]; };
       std::vector<point> pts(modes.size());
       for (std::size_t i = 0; i < modes.size(); ++i) {
         pts[i] = point{figure, server, op, modes[i], delay, p.rtt_ms, size, 0, 0, 0, {}, false};
@@ -419,12 +437,12 @@ int main(int argc, char** argv) try {
       // run of a new client pays for growing its reply buffers (page faults), which would
       // otherwise land on the first repeat only.
       if (figure != "7" && size * degree_or_files >= warm_up_bytes)
-        for (std::size_t i = 0; i < modes.size(); ++i) (void)run(clients[i], modes[i] == "vec");
+        for (std::size_t i = 0; i < modes.size(); ++i) (void)run(clients[i], modes[i] == "vec", region(i));
       for (unsigned rep = 0; rep < repeats; ++rep) {
         bool over = false;
         std::vector<double> secs(modes.size());
         for (std::size_t i = 0; i < modes.size(); ++i) {
-          sample s = run(clients[i], modes[i] == "vec");
+          sample s = run(clients[i], modes[i] == "vec", region(i));
           pts[i].samples.push_back(s);
           secs[i] = s.seconds;
           over = over || s.seconds > sample_cap;
@@ -438,6 +456,7 @@ int main(int argc, char** argv) try {
           break;
         }
       }
+      regions.clear();
       for (std::size_t i = 0; i < clients.size(); ++i) clients[i].close();
       if (p.proxy) p.proxy->stop();
       for (auto& x : pts) points.push_back(std::move(x));
@@ -452,8 +471,8 @@ int main(int argc, char** argv) try {
             unsigned n = files_for(s);
             std::size_t per_call = std::max<std::size_t>(1, call_budget / s);
             std::string d = (write ? "w" : "r") + size_name(s);
-            measure_pairs("6", delay, op, s, n, [&](vnfs::client& c, bool) {
-              return run_vio(c, write, d, n, s, per_call, buf);
+            measure_pairs("6", delay, op, s, n, [&](vnfs::client& c, bool, const vnfs::memory_region* mr) {
+              return run_vio(c, write, d, n, s, per_call, buf, mr);
             });
           }
         }
@@ -468,9 +487,9 @@ int main(int argc, char** argv) try {
           std::size_t size = o == "vgetattrs" ? 0 : 1024;
           auto saved = modes;
           modes = {"vec"};
-          measure_pairs("7", delay7, o, size, k, [&](vnfs::client& c, bool) {
+          measure_pairs("7", delay7, o, size, k, [&](vnfs::client& c, bool, const vnfs::memory_region* mr) {
             if (o == "vgetattrs") return run_getattrs(c, "f7", items7, k);
-            return run_vio(c, o == "vwrite", o == "vwrite" ? "w7" : "f7", items7, 1024, k, buf);
+            return run_vio(c, o == "vwrite", o == "vwrite" ? "w7" : "f7", items7, 1024, k, buf, mr);
           });
           points.back().files = items7;
           modes = saved;
@@ -484,8 +503,9 @@ int main(int argc, char** argv) try {
         // vec: one vread per iteration; scalar: the scalar calls (open, pread, close).
         auto saved = modes;
         modes = {"vec", "scalar"};
-        measure_pairs("8", delay8, "open-read-close", s, iters, [&](vnfs::client& c, bool vectorized) {
-          return run_open_read_close(c, vectorized, path, s, iters, buf);
+        measure_pairs("8", delay8, "open-read-close", s, iters,
+                      [&](vnfs::client& c, bool vectorized, const vnfs::memory_region* mr) {
+          return run_open_read_close(c, vectorized, path, s, iters, buf, mr);
         });
         for (std::size_t i = points.size() - 2; i < points.size(); ++i) {
           points[i].iterations = iters;
@@ -507,7 +527,7 @@ int main(int argc, char** argv) try {
     << ", \"sample_seconds_cap\": " << sample_cap << ", \"degrees\": \"" << degrees << "\", \"items7\": " << items7
     << ", \"delay7_ms\": \"" << delay7 << "\", \"sizes8\": \"" << sizes8 << "\", \"iterations8\": " << iterations8
     << ", \"delay8_ms\": \"" << delay8 << "\", \"vnfsd_threads\": " << server_threads
-    << ", \"vector_window_bytes\": " << vector_window << "},\n"
+    << ", \"vector_window_bytes\": " << vector_window << ", \"memory\": \"" << memory << "\"},\n"
     << "  \"note\": \"rtt_ms is nominal (2 x delay-ms of vnfs-netdelay; netdelay_rtt.json measures it). "
        "Modes: vec = compound_vectors on, scalar = compound_vectors off (Fig. 8: the scalar calls). "
        "Speedup = scalar seconds / vec seconds of the same repeat. Points moving >= 64 MiB per run had one untimed "

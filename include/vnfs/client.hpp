@@ -75,9 +75,10 @@ struct client_options {
   bool compound_vectors = true;
   /// nfs://, with compound_vectors: one vectorized call keeps at most this many bytes of
   /// COMPOUNDs in flight (requests plus the upper estimates of their replies; the first
-  /// always goes). It bounds the memory a large vread or vwrite holds in reply buffers and
-  /// keeps them in cache: on loopback, 16 MiB made 8 x 16 MiB vreads as fast as the scalar
-  /// calls where an unbounded window was 1.5x slower. 0: no bound.
+  /// always goes). It bounds the memory a large vread or vwrite holds in buffers and keeps
+  /// them in cache: on loopback, 8 x 16 MiB vreads took 0.05-0.06 s with 16 MiB, 0.07-0.08 s
+  /// with 64 MiB and 0.07-0.11 s unbounded (bench/vnfs_experiments --vector-window-mib).
+  /// 0: no bound.
   std::size_t vector_window_bytes = std::size_t(16) << 20;
   /// file://: worker threads making the POSIX calls.
   unsigned local_threads = 4;
