@@ -178,7 +178,13 @@ def main():
           f"(quick={str(p['quick']).lower()}, {p['repeats']} repeats, files x size capped at "
           f"{p['bytes_cap'] >> 20} MiB per point). Times are medians of the repeats; [min-max] is the spread; "
           f"speedups are computed per pair of runs (the vectorized and the scalar run of the same repeat, back to back). "
-          f"RTT is nominal (2 x vnfs-netdelay --delay-ms); see netdelay_rtt below.\n")
+          f"RTT is nominal (2 x vnfs-netdelay --delay-ms); see netdelay_rtt below. "
+          f"Data buffers: {p.get('memory', 'plain')} memory in both modes"
+          + (" (READ payload received in place)" if p.get("memory") == "registered" else "")
+          + (f"; vectorized calls keep at most {p['vector_window_bytes'] >> 20} MiB in flight"
+             if p.get("vector_window_bytes") else "")
+          + ("; points moving 64 MiB or more per run had one untimed warm-up run per mode" if "memory" in p else "")
+          + ".\n")
         pts = ex["points"]
 
         def find(**kw):
