@@ -3,6 +3,7 @@
 
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,14 @@
 #include <vector>
 
 namespace vnfs::bench {
+
+/// The median of `v` (the mean of the middle two for an even count; 0 when empty).
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 /// "1,8,64" → {"1", "8", "64"} (empty items dropped).
 inline std::vector<std::string> split_list(const std::string& s, char sep = ',') {

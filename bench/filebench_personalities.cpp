@@ -68,13 +68,6 @@ constexpr std::uint64_t kib = 1024, mib = 1024 * 1024;
 
 [[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // ---- sizes ---------------------------------------------------------------------------------
 
 /// A size distribution: Filebench's cvar-gamma (mean, shape) or a tabular randvar (weighted
@@ -828,9 +821,9 @@ int main(int argc, char** argv) try {
         }
       o << (first ? "" : ",\n") << "    {\"personality\": " << jstr(rt.personality) << ", \"mode\": " << jstr(mode)
         << ", \"delay_ms\": " << jstr(rt.delay) << ", \"rtt_ms\": " << rt.rtt_ms
-        << ", \"median_flows_per_second\": " << median(v) << ", \"min_flows_per_second\": "
+        << ", \"median_flows_per_second\": " << vnfs::bench::median(v) << ", \"min_flows_per_second\": "
         << *std::min_element(v.begin(), v.end()) << ", \"max_flows_per_second\": " << *std::max_element(v.begin(), v.end())
-        << ", \"median_compounds_per_flow\": " << median(cpf) << "}";
+        << ", \"median_compounds_per_flow\": " << vnfs::bench::median(cpf) << "}";
       first = false;
     }
   }
@@ -840,7 +833,8 @@ int main(int argc, char** argv) try {
     o << "    {\"personality\": " << jstr(r.personality) << ", \"delay_ms\": " << jstr(r.delay) << ", \"rtt_ms\": "
       << r.rtt_ms << ", \"speedups\": [";
     for (std::size_t k = 0; k < r.values.size(); ++k) o << (k ? ", " : "") << r.values[k];
-    o << "], \"median\": " << median(r.values) << ", \"min\": " << *std::min_element(r.values.begin(), r.values.end())
+    o << "], \"median\": " << vnfs::bench::median(r.values)
+      << ", \"min\": " << *std::min_element(r.values.begin(), r.values.end())
       << ", \"max\": " << *std::max_element(r.values.begin(), r.values.end()) << "}"
       << (i + 1 < ratios.size() ? ",\n" : "\n");
   }

@@ -85,11 +85,6 @@ struct phase {
   std::map<std::string, std::uint64_t> calls;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 std::string file_name(const std::string& dir, unsigned i) {
   char name[32];
   std::snprintf(name, sizeof name, "/f%07u", i);
@@ -238,7 +233,7 @@ int main(int argc, char** argv) try {
     std::uint64_t total_calls = 0;
     f << "    {\"phase\": \"" << p.name << "\", \"seconds\": [";
     for (std::size_t i = 0; i < p.seconds.size(); ++i) f << (i ? "," : "") << p.seconds[i];
-    f << "], \"median_seconds\": " << median(p.seconds) << ", \"calls_per_repeat\": {";
+    f << "], \"median_seconds\": " << vnfs::bench::median(p.seconds) << ", \"calls_per_repeat\": {";
     bool first = true;
     for (const auto& [name, n] : p.calls) {
       f << (first ? "" : ", ") << "\"" << vnfs::bench::json_escape(name) << "\": " << n;

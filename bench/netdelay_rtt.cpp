@@ -227,11 +227,6 @@ std::pair<std::uint64_t, double> stream_once(std::uint16_t port, std::uint64_t b
   return {sent, static_cast<double>(sent) / elapsed / 1e9};
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -296,8 +291,8 @@ int main(int argc, char** argv) try {
       t.bytes.push_back(n);
       t.gb_per_s.push_back(gbs);
     }
-    std::fprintf(stderr, "tput %-8s D=%-5g ms: median %.2f GB/s over %u runs\n", path.c_str(), d, median(t.gb_per_s),
-                 runs);
+    std::fprintf(stderr, "tput %-8s D=%-5g ms: median %.2f GB/s over %u runs\n", path.c_str(), d,
+                 vnfs::bench::median(t.gb_per_s), runs);
     tps.push_back(std::move(t));
   };
   run_tp("direct", 0, sink_server.port());
@@ -331,7 +326,7 @@ int main(int argc, char** argv) try {
     for (std::size_t r = 0; r < t.bytes.size(); ++r) f << (r ? "," : "") << t.bytes[r];
     f << "], \"gb_per_s\": [";
     for (std::size_t r = 0; r < t.gb_per_s.size(); ++r) f << (r ? "," : "") << t.gb_per_s[r];
-    f << "], \"median_gb_per_s\": " << median(t.gb_per_s) << "}" << (i + 1 < tps.size() ? "," : "") << "\n";
+    f << "], \"median_gb_per_s\": " << vnfs::bench::median(t.gb_per_s) << "}" << (i + 1 < tps.size() ? "," : "") << "\n";
   }
   f << "  ]\n}\n";
   std::cerr << "wrote " << out << "\n";

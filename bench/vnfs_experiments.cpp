@@ -74,13 +74,6 @@ struct ratio {
   std::vector<double> values;
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /// A server the clients reach: its address and the path of the export under its root.
 struct target {
   std::string name, host, root;
@@ -267,10 +260,10 @@ void write_point(std::ostream& o, const point& p) {
   for (std::size_t i = 0; i < p.samples.size(); ++i)
     o << (i ? ", " : "") << "{\"seconds\": " << p.samples[i].seconds << ", \"compounds\": " << p.samples[i].compounds
       << ", \"operations\": " << p.samples[i].operations << "}";
-  o << "],\n     \"median_seconds\": " << median(secs)
+  o << "],\n     \"median_seconds\": " << vnfs::bench::median(secs)
     << ", \"min_seconds\": " << (secs.empty() ? 0 : *std::min_element(secs.begin(), secs.end()))
     << ", \"max_seconds\": " << (secs.empty() ? 0 : *std::max_element(secs.begin(), secs.end()))
-    << ", \"median_compounds\": " << median(comps) << "}";
+    << ", \"median_compounds\": " << vnfs::bench::median(comps) << "}";
 }
 
 void write_ratio(std::ostream& o, const ratio& r) {
@@ -278,7 +271,7 @@ void write_ratio(std::ostream& o, const ratio& r) {
     << "\", \"delay_ms\": \"" << r.delay << "\", \"rtt_ms\": " << r.rtt_ms << ", \"size\": " << r.size
     << ", \"speedups\": [";
   for (std::size_t i = 0; i < r.values.size(); ++i) o << (i ? ", " : "") << r.values[i];
-  o << "], \"median\": " << median(r.values)
+  o << "], \"median\": " << vnfs::bench::median(r.values)
     << ", \"min\": " << (r.values.empty() ? 0 : *std::min_element(r.values.begin(), r.values.end()))
     << ", \"max\": " << (r.values.empty() ? 0 : *std::max_element(r.values.begin(), r.values.end())) << "}";
 }
