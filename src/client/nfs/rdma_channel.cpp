@@ -49,7 +49,7 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
   }
 
   void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call,
-            std::span<const std::span<std::byte>> read_targets, std::size_t max_reply) override {
+            const read_plan* plan, std::size_t max_reply) override {
     if (!client_) return;  // the engine sends again after reconnecting
     wc_.sent += call->size();
     rdma::rpc_call rc;
@@ -57,7 +57,7 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
     rc.message = std::move(call);
     // One Write chunk, which the server fills with the first READ payload: offered only when
     // the COMPOUND has a single READ.
-    if (read_targets.size() == 1) rc.read_target = read_targets[0];
+    if (plan && plan->targets.size() == 1) rc.read_target = plan->targets[0];
     rc.max_reply = max_reply;
     std::weak_ptr<rdma_channel> weak = weak_from_this();
     client_->call(std::move(rc), [weak, g = gen_, xid](std::error_code ec, rdma::rpc_result r) {

@@ -20,6 +20,18 @@
 
 namespace vnfs::detail {
 
+/// Where the READ payloads of a call may be received, and how much of its reply can safely
+/// be received before each.
+struct read_plan {
+  /// Per READ of the COMPOUND, in order: where its payload may be placed when it fits (an
+  /// empty span: not that one).
+  std::vector<std::span<std::byte>> targets;
+  /// Per READ: a lower bound of the offset of its payload in the reply record (from the
+  /// xid, less the payloads placed before it), were every result before it successful.
+  /// Receiving up to there never reads into that payload (a failed result ends the reply).
+  std::vector<std::size_t> earliest;
+};
+
 /// The payload of one READ result that went straight into the call's read target instead
 /// of into the reply record.
 struct direct_piece {
@@ -41,9 +53,9 @@ struct channel_events {
   std::function<void(std::uint32_t xid, std::error_code)> on_call_failed;
   /// The connection broke: once per successful connect(), never after close().
   std::function<void(std::error_code)> on_lost;
-  /// The read targets of an outstanding call (see rpc_channel::send), empty if it has
-  /// none; valid until on_reply for that call (TCP looks them up when the reply arrives).
-  std::function<std::span<const std::span<std::byte>>(std::uint32_t xid)> read_targets;
+  /// The read plan of an outstanding call (see rpc_channel::send), null if it has none;
+  /// valid until on_reply for that call (TCP looks it up when the reply arrives).
+  std::function<const read_plan*(std::uint32_t xid)> read_plan_of;
 };
 
 /// The engine's wire counters, updated by the channel.
@@ -62,11 +74,11 @@ class rpc_channel {
   virtual void connect(std::function<void(std::error_code)> done) = 0;
   /// Sends an RPC call (no record mark) on the current connection. The channel holds
   /// `call` until sent (TCP) or answered (RDMA); the memory it references must live as
-  /// long. `read_targets[k]`: where the payload of the COMPOUND's k-th READ may be placed
-  /// directly when it fits (empty span: not that one); the channel may place any of them
-  /// or none (RDMA: only the only one). `max_reply` bounds the reply's size.
-  virtual void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call,
-                    std::span<const std::span<std::byte>> read_targets, std::size_t max_reply) = 0;
+  /// long. `plan`: where READ payloads may be placed directly (see read_plan; null:
+  /// nowhere); the channel may place any of them or none (RDMA: only a COMPOUND's only
+  /// READ). `max_reply` bounds the reply's size.
+  virtual void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call, const read_plan* plan,
+                    std::size_t max_reply) = 0;
   /// Drops the connection without on_lost. Idempotent.
   virtual void close() = 0;
 };

@@ -27,7 +27,7 @@ namespace {
 struct call {
   std::vector<nfs4::nfs_argop4> ops;  // ops[0] is SEQUENCE when `sequenced`
   compound_done done;
-  std::vector<std::span<std::byte>> read_targets;  // see session_engine::submit
+  std::optional<read_plan> reads;  // see session_engine::submit
   bool cachethis = false;  // ask the server to cache the reply (calls that must not run twice)
   bool sequenced = true;
   std::uint32_t slot = 0;
@@ -38,6 +38,33 @@ struct call {
 /// Whether running the COMPOUND twice has the effect of running it once. Only the replies
 /// of the others need the server's reply cache: a READ of 1 MiB does not fit in it (the
 /// server answers NFS4ERR_REP_TOO_BIG_TO_CACHE when asked to cache it).
+/// A lower bound of the encoded size of a successful result of `op` (opnum and status
+/// included): what can be received before the next result without reading past it.
+std::size_t least_ok_result(const nfs4::nfs_argop4& op) {
+  using namespace nfs4;
+  if (std::holds_alternative<READ4args>(op)) return 16;     // eof, length; then the payload
+  if (std::holds_alternative<OPEN4args>(op)) return 56;     // stateid, cinfo, rflags, bitmap, delegation
+  if (std::holds_alternative<CLOSE4args>(op)) return 24;    // stateid
+  if (std::holds_alternative<WRITE4args>(op)) return 24;    // count, committed, verifier
+  if (std::holds_alternative<GETATTR4args>(op)) return 16;  // empty bitmap and attributes
+  if (std::holds_alternative<GETFH4args>(op)) return 12;    // empty handle
+  return 8;
+}
+
+/// The read plan of a COMPOUND whose ops[0] is (or will be) SEQUENCE.
+read_plan plan_reads(const std::vector<nfs4::nfs_argop4>& ops, std::vector<std::span<std::byte>> targets) {
+  read_plan p;
+  p.targets = std::move(targets);
+  // xid, reply header with an empty verifier (20), COMPOUND status, empty tag, count (12),
+  // SEQUENCE4resok (44).
+  std::size_t at = 4 + 20 + 12 + 44;
+  for (std::size_t i = 1; i < ops.size(); ++i) {
+    at += least_ok_result(ops[i]);
+    if (std::holds_alternative<nfs4::READ4args>(ops[i])) p.earliest.push_back(at);
+  }
+  return p;
+}
+
 bool idempotent(const std::vector<nfs4::nfs_argop4>& ops) {
   for (std::size_t i = 1; i < ops.size(); ++i) {
     if (!std::holds_alternative<nfs4::PUTFH4args>(ops[i]) && !std::holds_alternative<nfs4::PUTROOTFH4args>(ops[i]) &&
@@ -153,7 +180,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       if (it == inflight.end()) continue;  // answered or failed meanwhile
       const call& c = *it->second;
       std::size_t limit = have_session ? fore.ca_maxresponsesize : reply_size_cap;
-      channel->send(c.xid, c.request, c.read_targets, std::min(reply_size_bound(c.ops), limit));
+      channel->send(c.xid, c.request, c.reads ? &*c.reads : nullptr, std::min(reply_size_bound(c.ops), limit));
     }
   }
 
@@ -213,12 +240,12 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     ev.on_lost = [weak](std::error_code ec) {
       if (auto self = weak.lock()) self->connection_lost(ec);
     };
-    ev.read_targets = [weak](std::uint32_t xid) -> std::span<const std::span<std::byte>> {
+    ev.read_plan_of = [weak](std::uint32_t xid) -> const read_plan* {
       auto self = weak.lock();
-      if (!self) return {};
+      if (!self) return nullptr;
       auto it = self->inflight.find(xid);
-      if (it == self->inflight.end()) return {};
-      return it->second->read_targets;
+      if (it == self->inflight.end() || !it->second->reads) return nullptr;
+      return &*it->second->reads;
     };
     return ev;
   }
@@ -266,14 +293,14 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
         if (placed_here) {
           nfs4::READ4res r;
           if (d.get_u32() != static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_READ) || reads != piece->read_index ||
-              piece->read_index >= c->read_targets.size())
+              !c->reads || piece->read_index >= c->reads->targets.size())
             throw xdr::decode_error("misplaced READ payload");
           r.status = static_cast<nfsstat4>(d.get_u32());
           r.resok4.eof = d.get_bool();
           if (r.status != nfsstat4::NFS4_OK || d.get_u32() != piece->len ||
-              piece->len > c->read_targets[piece->read_index].size())
+              piece->len > c->reads->targets[piece->read_index].size())
             throw xdr::decode_error("misplaced READ payload");
-          r.resok4.data = c->read_targets[piece->read_index].first(piece->len);
+          r.resok4.data = c->reads->targets[piece->read_index].first(piece->len);
           d.skip(piece->skip);
           reply.res.resarray.push_back(std::move(r));
           ++piece;
@@ -481,7 +508,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   void fail_all(std::error_code ec) {
     // A call in flight may be having its READ payload received into the caller's memory,
     // which is the caller's again once the call completes: the connection goes first.
-    if (connected && std::any_of(inflight.begin(), inflight.end(), [](const auto& e) { return !e.second->read_targets.empty(); })) {
+    if (connected && std::any_of(inflight.begin(), inflight.end(), [](const auto& e) { return e.second->reads.has_value(); })) {
       connected = false;
       channel->close();
     }
@@ -581,7 +608,7 @@ void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done don
   c->ops.emplace_back();  // SEQUENCE, filled when a slot is assigned
   for (auto& op : ops) c->ops.push_back(std::move(op));
   c->done = std::move(done);
-  c->read_targets = std::move(read_targets);
+  if (!read_targets.empty()) c->reads = plan_reads(c->ops, std::move(read_targets));
   c->cachethis = cachethis.value_or(!idempotent(c->ops));
   asio::post(impl_->io, [self = impl_, c = std::shared_ptr<call>(std::move(c))]() mutable {
     auto owned = std::make_unique<call>(std::move(*c));

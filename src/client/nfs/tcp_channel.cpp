@@ -1,5 +1,6 @@
 // vnfs client, nfs backend: RPC over TCP with record marking, and the zero-copy receive of
 // READ payload straight into the caller's target.
+#include <algorithm>
 #include <array>
 #include <deque>
 
@@ -50,8 +51,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     });
   }
 
-  void send(std::uint32_t, std::shared_ptr<const xdr::encoder> call, std::span<const std::span<std::byte>>,
-            std::size_t) override {
+  void send(std::uint32_t, std::shared_ptr<const xdr::encoder> call, const read_plan*, std::size_t) override {
     if (!connected_) return;  // the engine sends again after reconnecting
     outgoing o;
     auto len = static_cast<std::uint32_t>(call->size()) | rpc::last_fragment_bit;
@@ -116,12 +116,12 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     wc_.received += 8;
     body_.assign(head_.begin() + 4, head_.end());
     parse_ = parse_state{};  // (a connection lost in the middle of a reply left its state)
-    targets_ = {};
+    plan_ = nullptr;
     if (!(mark & rpc::last_fragment_bit))  // a reply in several fragments (NFS-Ganesha sends them)
       return read_fragment(xid, len - 4, false);
     record_left_ = len - 4;
-    targets_ = ev_.read_targets(xid);
-    if (worth_placing(0)) return parse(xid);
+    plan_ = ev_.read_plan_of(xid);
+    if (next_target(0) != no_target) return parse(xid);
     read_rest(xid);
   }
 
@@ -175,9 +175,11 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   }
 
   // ---- Placing READ payloads: the reply is decoded as it arrives, result by result; the
-  // payload of the k-th READ result goes straight into targets_[k] when it fits there, and
-  // is cut out of `body_` (see direct_piece). Anything unexpected (an RPC error, a result
-  // that does not decode) just ends the placing: the rest is received into `body_` and the
+  // payload of the k-th READ result goes straight into plan_->targets[k] when it fits there,
+  // and is cut out of `body_` (see direct_piece). Each receive takes what surely precedes
+  // the next payload (read_plan::earliest), so a successful reply of fixed-size results
+  // costs one receive before each payload. Anything unexpected (an RPC error, a result that
+  // does not decode) just ends the placing: the rest is received into `body_` and the
   // engine's decoding of the whole record has the last word.
 
   struct parse_state {
@@ -206,11 +208,13 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     }
   }
 
-  /// Whether a target from the k-th READ on is worth parsing the reply for.
-  bool worth_placing(std::size_t k) const {
-    for (; k < targets_.size(); ++k)
-      if (!targets_[k].empty()) return true;
-    return false;
+  static constexpr std::size_t no_target = SIZE_MAX;
+
+  /// The first READ from the k-th on that has a target, or no_target.
+  std::size_t next_target(std::size_t k) const {
+    for (; plan_ && k < plan_->targets.size(); ++k)
+      if (!plan_->targets[k].empty()) return k;
+    return no_target;
   }
 
   /// Makes body_ hold at least `n` bytes (as many as the record has) by receiving exactly
@@ -223,12 +227,14 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
 
   void parse(std::uint32_t xid) {
     for (;;) {
-      if (parse_.header_done && (parse_.results_left == 0 || !worth_placing(parse_.reads))) return read_rest(xid);
+      const std::size_t next = next_target(parse_.reads);
+      if (parse_.header_done && (parse_.results_left == 0 || next == no_target)) return read_rest(xid);
       const std::size_t at = parse_.at;
       // Bytes to have before trying to decode: the header with an empty verifier and tag
       // (xid 4, reply header 20, COMPOUND status, tag and count 12), or a result's opnum and
-      // status.
-      const std::size_t want = parse_.header_done ? at + 8 : at + 36;
+      // status; and in the same receive, all that surely comes before the next payload.
+      std::size_t want = parse_.header_done ? at + 8 : at + 36;
+      if (next != no_target && next < plan_->earliest.size()) want = std::max(want, plan_->earliest[next]);
       if (ensure(xid, want)) return;
       try {
         xdr::decoder d(std::span<const std::byte>(body_).subspan(at));
@@ -251,7 +257,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
           peek.get_u32();  // eof
           const std::uint32_t len = peek.get_u32();
           const std::size_t k = parse_.reads;
-          if (k < targets_.size() && len > 0 && len <= targets_[k].size() &&
+          if (plan_ && k < plan_->targets.size() && len > 0 && len <= plan_->targets[k].size() &&
               len + pad(len) <= body_.size() - (at + 16) + record_left_)
             return place(xid, k, len);
           if (ensure(xid, at + 16 + len + pad(len))) return;
@@ -291,10 +297,10 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   static std::size_t pad(std::size_t n) { return (4 - (n & 3)) & 3; }
 
   /// The result at parse_.at is the k-th READ, successful, with a payload of `len` bytes
-  /// that fits targets_[k]: what of it is already in body_ is copied there and cut out,
+  /// that fits plan_->targets[k]: what of it is already in body_ is copied there and cut out,
   /// the rest is received straight into the target, the padding dropped.
   void place(std::uint32_t xid, std::size_t k, std::uint32_t len) {
-    std::span<std::byte> target = targets_[k];
+    std::span<std::byte> target = plan_->targets[k];
     const std::size_t cut = parse_.at + 16;
     const std::size_t buffered = body_.size() - cut;
     const std::size_t have = std::min<std::size_t>(buffered, len);
@@ -346,7 +352,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   std::array<std::byte, 4> next_mark_{};  // record mark of a reply's later fragment
   std::vector<std::byte> body_;   // the record so far (less payloads placed directly)
   std::size_t record_left_ = 0;  // bytes of the current record not yet received
-  std::span<const std::span<std::byte>> targets_;  // the current reply's read targets
+  const read_plan* plan_ = nullptr;  // of the reply being received (null: none)
   parse_state parse_;
   std::array<std::byte, 4> scratch_{};  // a placed payload's padding
 };
