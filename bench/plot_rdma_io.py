@@ -61,9 +61,10 @@ def paper_figure(data, key, ylabel, title, dst):
         ax.set_xlabel("block size (bytes)")
         ax.set_title(name)
         ax.grid(True, alpha=0.3)
-        ax.set_ylim(bottom=0)
         if by:
             ax.legend(fontsize=7)
+    top = max((r[key] for r in rows), default=1)
+    axes[0].set_ylim(0, top * 1.08)  # shared by both panels
     axes[0].set_ylabel(ylabel)
     fig.suptitle(f"{title} — vnfs::client against vnfsd on one {data['machine']['cpus']}-vCPU host "
                  f"({data['seconds_per_run']} s per point)")
