@@ -1,16 +1,22 @@
-// bench/rdma_io — direct reads (into registered memory) of 64 KiB to 4 MiB at queue depths 1
-// to 64 through vnfs::client against vnfsd, over TCP (nfs://) and over RPC-over-RDMA with
-// the cma provider (nfs+rdma://...?provider=cma): bandwidth and the client's CPU seconds per
-// GiB. The DAFS claim under test (papers/003): client CPU per byte with RDMA at most a third
-// of TCP's.
+// bench/rdma_io — papers/003 (DAFS) Figures 3 and 4: direct reads (into registered memory)
+// through vnfs::client against vnfsd, over TCP (nfs://) and over RPC-over-RDMA with the cma
+// provider (nfs+rdma://...?provider=cma): bandwidth, client CPU utilization and client CPU
+// seconds per GiB against block size, for two access patterns:
+// - random (Figures 3-4 left, "without read-ahead"): random block-aligned offsets, `depth`
+//   blocks in flight (depth 1: one read outstanding at a time, as in the paper);
+// - sequential (Figures 3-4 right, "with read-ahead"): the file in order, as the DAFS client
+//   does with its asynchronous API: a read-ahead window of W blocks is kept in flight in a
+//   completion group and the blocks are consumed (checked) strictly in file order; a consumed
+//   block's buffer is reused for the block W further on.
+// The DAFS claim under test: client CPU per byte with RDMA at most a third of TCP's.
 //
 // vnfsd runs as a separate process serving both transports, so getrusage(RUSAGE_SELF) of this
-// process is the client's CPU alone. (With cma the server's process_vm_writev does the copy
-// into our memory: that CPU is the server's, as an RDMA NIC's DMA would be nobody's.) A read
-// of S bytes is ceil(S / 1 MiB) client reads (the SDK's largest single READ) issued together
-// into one registered slice; `depth` such reads are kept in flight at random S-aligned
-// offsets of the file. Every run is bounded by --seconds and --max-bytes; every read's data
-// is checked. Then, per transport, many small files are read (open, read, close; see
+// process is the client's CPU alone (its I/O thread and this thread). (With cma the server's
+// process_vm_writev does the copy into our memory: that CPU is the server's, as an RDMA NIC's
+// DMA would be nobody's.) A block of S bytes is ceil(S / 1 MiB) client reads (the SDK's
+// largest single READ) issued together into one registered slice. Every run is bounded by
+// --seconds and --max-gib; every block's data is checked (its first and last words hold their
+// file offsets). Then, per transport, many small files are read (open, read, close; see
 // small_files), then all of them again with one vread. Results go to a JSON file.
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -41,7 +47,7 @@ namespace {
 constexpr std::size_t piece_max = 1u << 20;  // the SDK's largest single READ
 
 struct result {
-  std::string transport;
+  std::string transport, pattern;
   std::size_t size = 0;
   unsigned depth = 0;
   std::uint64_t reads = 0, bytes = 0;
@@ -56,19 +62,24 @@ double cpu_now() {
          static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
-result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, std::size_t size, unsigned depth,
-               double seconds, std::uint64_t max_bytes) {
+/// One run: `pattern` random (random block-aligned offsets, `depth` blocks in flight, each
+/// slot reissued as soon as its block completes) or sequential (blocks in file order, wrapping
+/// at the end; a read-ahead window of `depth` blocks in flight, consumed in order).
+result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, const std::string& pattern,
+               std::size_t size, unsigned depth, double seconds, std::uint64_t max_bytes) {
+  const bool sequential = pattern == "sequential";
   const std::size_t pieces = (size + piece_max - 1) / piece_max;
   std::vector<std::byte> buf(std::size_t(depth) * size);
   vnfs::memory_region mr = c.register_memory(buf.data(), buf.size(), vnfs::access::read);
   vnfs::completion_group g = c.make_group();
   std::mt19937_64 rng(depth * 7919 + size);
-  const std::uint64_t slots_in_file = file_size / size;
+  const std::uint64_t blocks_in_file = file_size / size;
   std::vector<std::uint64_t> offset_of(depth);
-  std::vector<std::size_t> left(depth);  // pieces of the slot's read still to complete
+  std::vector<std::size_t> left(depth);  // pieces of the slot's block still to complete
+  std::uint64_t next_block = 0;          // sequential: the next block of the file to issue
 
   auto issue = [&](unsigned slot) {
-    std::uint64_t off = (rng() % slots_in_file) * size;
+    std::uint64_t off = sequential ? (next_block++ % blocks_in_file) * size : (rng() % blocks_in_file) * size;
     offset_of[slot] = off;
     left[slot] = pieces;
     for (std::size_t p = 0; p < pieces; ++p) {
@@ -76,15 +87,34 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, std:
       c.read(f, off + at, mr.slice(std::size_t(slot) * size + at, n), g, std::uint64_t(slot) << 16 | p);
     }
   };
+  // The application's use of a block: here, checking it.
+  auto consume = [&](unsigned slot) {
+    std::uint64_t first, last;
+    std::memcpy(&first, buf.data() + std::size_t(slot) * size, 8);
+    std::memcpy(&last, buf.data() + std::size_t(slot) * size + size - 8, 8);
+    if (first != offset_of[slot] || last != offset_of[slot] + size - 8)
+      throw std::runtime_error("wrong data at offset " + std::to_string(offset_of[slot]));
+  };
 
   vnfs::client_stats s0 = c.stats();
   double cpu0 = cpu_now();
   auto start = clock_type::now();
   auto deadline = start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
   std::uint64_t issued = 0, done = 0;
-  for (unsigned s = 0; s < depth && issued * size < max_bytes; ++s, ++issued) issue(s);
+  for (unsigned s = 0; s < depth && (issued + 1) * size <= max_bytes; ++s, ++issued) issue(s);
+  // Slots hold blocks issued..done in order, block b in slot b % depth (sequential only).
+  std::vector<char> ready(depth, 0);
+  unsigned head = 0;  // sequential: the slot of the oldest block not yet consumed
   std::array<vnfs::completion, 64> batch;
   bool stop = false;
+  auto refill = [&](unsigned slot) {
+    ++done;
+    if (!stop && ((issued + 1) * size > max_bytes || clock_type::now() >= deadline)) stop = true;
+    if (!stop) {
+      issue(slot);
+      ++issued;
+    }
+  };
   while (done < issued) {
     std::size_t k = g.poll(batch);
     if (k == 0) {
@@ -99,17 +129,18 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, std:
       std::size_t want = std::min(piece_max, size - p * piece_max);
       if (e.bytes != want) throw std::runtime_error("short read");
       if (--left[slot] != 0) continue;
-      // Spot-check the read: the first and last words hold their file offsets.
-      std::uint64_t first, last;
-      std::memcpy(&first, buf.data() + std::size_t(slot) * size, 8);
-      std::memcpy(&last, buf.data() + std::size_t(slot) * size + size - 8, 8);
-      if (first != offset_of[slot] || last != offset_of[slot] + size - 8)
-        throw std::runtime_error("wrong data at offset " + std::to_string(offset_of[slot]));
-      ++done;
-      if (!stop && ((issued + 1) * size > max_bytes || clock_type::now() >= deadline)) stop = true;
-      if (!stop) {
-        issue(slot);
-        ++issued;
+      if (!sequential) {
+        consume(slot);
+        refill(slot);
+        continue;
+      }
+      ready[slot] = 1;
+      while (ready[head] && done < issued) {  // consume in file order, then read ahead
+        if (offset_of[head] != (done % blocks_in_file) * size) throw std::runtime_error("block consumed out of order");
+        ready[head] = 0;
+        consume(head);
+        refill(head);
+        head = (head + 1) % depth;
       }
     }
   }
@@ -117,6 +148,7 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, std:
   r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
   r.cpu_seconds = cpu_now() - cpu0;
   vnfs::client_stats s1 = c.stats();
+  r.pattern = pattern;
   r.size = size;
   r.depth = depth;
   r.reads = done;
@@ -223,23 +255,40 @@ small_result small_files_vectorized(vnfs::client& c, unsigned n, std::size_t fsi
   return r;
 }
 
+/// "4096", "4K", "1M" → bytes.
+std::size_t parse_size(const std::string& s) {
+  std::size_t used = 0;
+  std::size_t n = std::stoull(s, &used);
+  std::string unit = s.substr(used);
+  if (unit == "K" || unit == "k") return n << 10;
+  if (unit == "M" || unit == "m") return n << 20;
+  if (!unit.empty()) throw std::runtime_error("bad size '" + s + "'");
+  return n;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::string depths = "1,4,16,64", sizes = "65536,262144,1048576,4194304", transports = "tcp,rdma";
+  const auto program_start = clock_type::now();
+  std::string depths = "1", readahead = "16", patterns = "random,sequential", transports = "tcp,rdma";
+  std::string sizes = "4K,8K,16K,32K,64K,128K,256K,512K,1M";
   std::string out = "bench/results/rdma_io.json";
   double seconds = 2;
   std::uint64_t max_gib = 8;
   unsigned file_mib = 512, server_threads = 4, small_count = 1000, small_size = 4096, small_depth = 64;
   po::options_description desc(
       "Usage: rdma_io [options]\n\n"
-      "Measures direct reads (registered memory) of several sizes and queue depths through\n"
+      "papers/003 Figures 3-4: direct reads (registered memory) of several block sizes through\n"
       "vnfs::client against vnfsd (started here as a separate process on 127.0.0.1 with TCP\n"
-      "and RPC-over-RDMA/cma listeners), over each transport: bandwidth and client CPU\n"
-      "seconds per GiB. Writes the results as JSON.\n\nOptions");
+      "and RPC-over-RDMA/cma listeners), over each transport, at random block-aligned offsets\n"
+      "(--depths blocks in flight; 1 = no read-ahead) and sequentially with a read-ahead window\n"
+      "of --readahead blocks consumed in order: bandwidth, client CPU utilization and CPU\n"
+      "seconds per GiB, COMPOUNDs and payload bytes direct/copied. Writes the results as JSON.\n\nOptions");
   desc.add_options()("help,h", "print this help")
-      ("sizes", po::value(&sizes)->default_value(sizes), "comma-separated read sizes in bytes (4 KiB .. 64 MiB)")
-      ("depths", po::value(&depths)->default_value(depths), "comma-separated queue depths (1..256)")
+      ("sizes", po::value(&sizes)->default_value(sizes), "comma-separated block sizes, bytes or with K/M suffix (4 KiB .. 64 MiB)")
+      ("patterns", po::value(&patterns)->default_value(patterns), "comma-separated: random, sequential")
+      ("depths", po::value(&depths)->default_value(depths), "random: comma-separated queue depths (1..256)")
+      ("readahead", po::value(&readahead)->default_value(readahead), "sequential: comma-separated read-ahead windows in blocks (1..256)")
       ("transports", po::value(&transports)->default_value(transports), "comma-separated: tcp, rdma")
       ("seconds", po::value(&seconds)->default_value(seconds), "duration of each run")
       ("max-gib", po::value(&max_gib)->default_value(max_gib), "upper bound of GiB read per run")
@@ -279,37 +328,57 @@ int main(int argc, char** argv) try {
   std::fprintf(stderr, "vnfsd (pid %d): tcp port %u, rdma+cma port %u\n", static_cast<int>(server.pid()),
                server.port(), server.rdma_port());
 
-  std::vector<result> results;
-  std::vector<small_result> smalls;
-  for (const auto& t : vnfs::bench::split_list(transports, ',')) {
+  // (pattern, depth) runs at each size: random at each --depths, sequential at each --readahead.
+  std::vector<std::pair<std::string, std::string>> runs;
+  for (const auto& p : vnfs::bench::split_list(patterns, ',')) {
+    if (p != "random" && p != "sequential") throw std::runtime_error("unknown pattern '" + p + "'");
+    for (const auto& d : vnfs::bench::split_list(p == "random" ? depths : readahead, ',')) runs.emplace_back(p, d);
+  }
+  // One client per transport, all connected first; the transports take turns at each point so
+  // that the VM's drifting background load hits both alike.
+  std::vector<std::string> names = vnfs::bench::split_list(transports, ',');
+  std::vector<vnfs::client> clients;
+  std::vector<vnfs::file> files;
+  for (const auto& t : names) {
     std::string url;
     if (t == "tcp") url = "nfs://" + server.host() + ":" + std::to_string(server.port()) + "/";
     else if (t == "rdma") url = "nfs+rdma://127.0.0.1:" + std::to_string(server.rdma_port()) + "/?provider=cma";
     else throw std::runtime_error("unknown transport '" + t + "'");
-    vnfs::client c = vnfs::client::connect(url);
-    vnfs::file f = c.open("bench.dat", O_RDONLY);
-    for (const auto& s : vnfs::bench::split_list(sizes, ',')) {
-      std::size_t size = std::stoull(s);
-      if (size < 4096 || size > (64u << 20) || size % 8 != 0 || size > file_size)
-        throw std::runtime_error("sizes must be multiples of 8 in 4 KiB .. 64 MiB and fit the file");
-      for (const auto& d : vnfs::bench::split_list(depths, ',')) {
-        unsigned depth = static_cast<unsigned>(std::stoul(d));
-        if (depth == 0 || depth > 256) throw std::runtime_error("depths must be 1..256");
-        if (std::size_t(depth) * size > (512u << 20)) {
-          std::fprintf(stderr, "%-4s %8zu x %3u: skipped (more than 512 MiB of buffers)\n", t.c_str(), size, depth);
-          continue;
-        }
-        std::fprintf(stderr, "%-4s %8zu x %3u ... ", t.c_str(), size, depth);
-        result r = measure(c, f, file_size, size, depth, seconds, max_gib << 30);
+    clients.push_back(vnfs::client::connect(url));
+    files.push_back(clients.back().open("bench.dat", O_RDONLY));
+  }
+
+  std::vector<result> results;
+  std::vector<small_result> smalls;
+  for (const auto& s : vnfs::bench::split_list(sizes, ',')) {
+    std::size_t size = parse_size(s);
+    if (size < 4096 || size > (64u << 20) || size % 8 != 0 || size > file_size)
+      throw std::runtime_error("sizes must be multiples of 8 in 4 KiB .. 64 MiB and fit the file");
+    for (const auto& [pattern, d] : runs) {
+      unsigned depth = static_cast<unsigned>(std::stoul(d));
+      if (depth == 0 || depth > 256) throw std::runtime_error("depths and read-ahead windows must be 1..256");
+      if (std::size_t(depth) * size > (512u << 20)) {
+        std::fprintf(stderr, "%-10s %8zu x %3u: skipped (more than 512 MiB of buffers)\n", pattern.c_str(), size, depth);
+        continue;
+      }
+      for (std::size_t ti = 0; ti < names.size(); ++ti) {
+        const std::string& t = names[ti];
+        std::fprintf(stderr, "%-4s %-10s %8zu x %3u ... ", t.c_str(), pattern.c_str(), size, depth);
+        result r = measure(clients[ti], files[ti], file_size, pattern, size, depth, seconds, max_gib << 30);
         r.transport = t;
         double gib = static_cast<double>(r.bytes) / double(1u << 30);
-        std::fprintf(stderr, "%8.1f MiB/s, %6.3f client CPU s/GiB (%llu reads, %llu direct, %llu copied bytes)\n",
-                     double(r.bytes) / r.seconds / double(1u << 20), r.cpu_seconds / gib,
-                     static_cast<unsigned long long>(r.reads), static_cast<unsigned long long>(r.bytes_direct),
-                     static_cast<unsigned long long>(r.bytes_copied));
+        std::fprintf(stderr,
+                     "%8.1f MB/s, client CPU %5.1f%%, %6.3f s/GiB (%llu blocks, %llu COMPOUNDs, %llu direct, %llu copied bytes)\n",
+                     double(r.bytes) / r.seconds / 1e6, 100 * r.cpu_seconds / r.seconds, r.cpu_seconds / gib,
+                     static_cast<unsigned long long>(r.reads), static_cast<unsigned long long>(r.compounds),
+                     static_cast<unsigned long long>(r.bytes_direct), static_cast<unsigned long long>(r.bytes_copied));
         results.push_back(r);
       }
     }
+  }
+  for (std::size_t ti = 0; ti < names.size(); ++ti) {
+    vnfs::client& c = clients[ti];
+    const std::string& t = names[ti];
     if (small_count > 0) {
       for (small_result r : {small_files(c, small_count, small_size, small_depth),
                              small_files_vectorized(c, small_count, small_size)}) {
@@ -320,21 +389,25 @@ int main(int argc, char** argv) try {
         smalls.push_back(r);
       }
     }
-    c.close(f);
+    c.close(files[ti]);
     c.close();
   }
 
   std::ofstream o = vnfs::bench::open_results(out, "rdma_io");
+  o << "  \"total_seconds\": " << std::chrono::duration<double>(clock_type::now() - program_start).count() << ",\n";
   o << "  \"server\": \"vnfsd\", \"server_threads\": " << server_threads << ", \"rdma_provider\": \"cma\""
     << ", \"file_bytes\": " << file_size << ",\n"
-    << "  \"seconds_per_run\": " << seconds << ", \"max_gib_per_run\": " << max_gib << ",\n  \"results\": [\n";
+    << "  \"seconds_per_run\": " << seconds << ", \"max_gib_per_run\": " << max_gib << ", \"patterns\": \"" << patterns
+    << "\", \"depths\": \"" << depths << "\", \"readahead\": \"" << readahead << "\",\n  \"results\": [\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     double gib = static_cast<double>(r.bytes) / double(1u << 30);
-    o << "    {\"transport\": \"" << r.transport << "\", \"size\": " << r.size << ", \"depth\": " << r.depth
-      << ", \"reads\": " << r.reads << ", \"bytes\": " << r.bytes << ", \"seconds\": " << r.seconds
+    o << "    {\"transport\": \"" << r.transport << "\", \"pattern\": \"" << r.pattern << "\", \"size\": " << r.size
+      << ", \"depth\": " << r.depth << ", \"reads\": " << r.reads << ", \"bytes\": " << r.bytes
+      << ", \"seconds\": " << r.seconds << ", \"mb_per_second\": " << double(r.bytes) / r.seconds / 1e6
       << ", \"mib_per_second\": " << double(r.bytes) / r.seconds / double(1u << 20)
-      << ", \"cpu_seconds\": " << r.cpu_seconds << ", \"cpu_seconds_per_gib\": " << r.cpu_seconds / gib
+      << ", \"cpu_seconds\": " << r.cpu_seconds << ", \"cpu_utilization_percent\": " << 100 * r.cpu_seconds / r.seconds
+      << ", \"cpu_seconds_per_gib\": " << r.cpu_seconds / gib
       << ", \"compounds\": " << r.compounds << ", \"payload_bytes_direct\": " << r.bytes_direct
       << ", \"payload_bytes_copied\": " << r.bytes_copied << "}" << (i + 1 < results.size() ? "," : "") << "\n";
   }

@@ -37,9 +37,9 @@ step() {  # step NAME COMMAND...: runs it, records its duration
 }
 if ((quick)); then
   cr=(--seconds 1); ci=(--seconds 1); nr=(--pings 300 --seconds 2 --runs 1 --bytes 1073741824)
-  ex=(--quick); bl=(--files 100 --repeat 3); ri=(--seconds 1 --file-mib 128); ct=(--scale 0.005 --runs 1)
+  ex=(--quick); bl=(--files 100 --repeat 3); ri=(--seconds 1.5 --file-mib 128 --sizes 4K,8K,16K,32K,64K,128K,256K,512K,1M --depths 1 --readahead 16); ct=(--scale 0.005 --runs 1)
 else
-  cr=(); ci=(); nr=(); ex=(); bl=(--files 1000 --repeat 3); ri=(--seconds 2); ct=(--scale 0.02 --runs 3)
+  cr=(); ci=(); nr=(); ex=(); bl=(--files 1000 --repeat 3); ri=(--seconds 3 --sizes 4K,8K,16K,32K,64K,128K,256K,512K,1M,2M,4M --depths 1,16 --readahead 16); ct=(--scale 0.02 --runs 3)
 fi
 # papers/000 Figures 6-8 through vnfs-netdelay: vectorized vs scalar, against vnfsd and Ganesha.
 step vnfs_experiments $b/vnfs_experiments "${ex[@]}" --out $r/vnfs_experiments.json
@@ -69,8 +69,9 @@ step cli_copy bash bench/cli_copy.sh
 step cli_tree bash bench/cli_tree.sh "${ct[@]}" --out $r/cli_tree.json
 # vnfs tar -c/-x of 1,000 files through vnfsd, vectorized vs --scalar, and bsdtar -x through the preload.
 step cli_tar bash bench/cli_tar.sh
-# Direct reads 64 KiB..4 MiB at queue depth 1..64 over TCP and RPC-over-RDMA/cma against
-# vnfsd (bandwidth, client CPU s/GiB), and 1,000 small files scalar vs one vread.
+# papers/003 Figures 3-4: direct reads of 4 KiB..1 MiB blocks (full: ..4 MiB) over TCP and
+# RPC-over-RDMA/cma against vnfsd, random at depth 1 (full: also 16) and sequential with a
+# 16-block read-ahead window (bandwidth, client CPU %, s/GiB), and 1,000 small files scalar vs one vread.
 step rdma_io $b/rdma_io "${ri[@]}" --out $r/rdma_io.json
 $py bench/plot_rdma_io.py $r/rdma_io.json $r/rdma_io.png
 echo "total $((SECONDS - t_all)) s" | tee -a $times >&2
