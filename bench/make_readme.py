@@ -184,20 +184,12 @@ def cpu_fit(pts):
     return ((sy - b * sx) / sw, b)
 
 
-def rdma_io_section(res, w, name="rdma_io", brief=False):
-    """papers/003 (DAFS) Figures 3-4 from NAME.json: tables, the plots, the CPU-per-byte claim. Brief:
-    (a further run, e.g. rdma_io_full.json written by hand) its parameters, plots, fit and claim check only."""
+def rdma_io_section(res, w, name="rdma_io"):
+    """papers/003 (DAFS) Figures 3-4 from NAME.json: tables, the plots, the CPU-per-byte claim."""
     ri = load(os.path.join(res, name + ".json"))
     if not ri or not any("pattern" in r for r in ri["results"]):
         return
     rows = ri["results"]
-    full, w = w, ((lambda *_: None) if brief else w)  # `full` writes also in brief mode
-    if brief:
-        full(f"### Another run: results/{name}.json\n")
-        full(f"Sizes {size_label(min(r['size'] for r in rows))}..{size_label(max(r['size'] for r in rows))}, "
-             f"random at depth {ri.get('depths')}, sequential with window {ri.get('readahead')}, "
-             f"{ri['seconds_per_run']} s per point, {ri['file_bytes'] >> 20} MiB file"
-             f"{'; the step took %.0f s' % ri['total_seconds'] if 'total_seconds' in ri else ''}. Tables in the JSON.\n")
     w("## papers/003 Figures 3-4: direct reads over TCP and RPC-over-RDMA/cma (bench/rdma_io, vnfsd)\n")
     w(f"vnfs::client reads a {ri['file_bytes'] >> 20} MiB file (in vnfsd's page cache) into registered memory; vnfsd "
       f"({ri['server_threads']} threads) is a separate process on the same {ri['machine']['cpus']}-vCPU host, serving "
@@ -243,8 +235,8 @@ def rdma_io_section(res, w, name="rdma_io", brief=False):
                 cells.append("")
             w("| " + " | ".join(cells) + " |")
         w("")
-    full(f"![Figure 3: read bandwidth](results/{name}_fig3.png)\n")
-    full(f"![Figure 4: client CPU utilization](results/{name}_fig4.png)\n")
+    w(f"![Figure 3: read bandwidth](results/{name}_fig3.png)\n")
+    w(f"![Figure 4: client CPU utilization](results/{name}_fig4.png)\n")
     fits = {}
     for pattern in ("random", "sequential"):
         for depth in sorted({r["depth"] for r in rows if r.get("pattern") == pattern}):
@@ -254,11 +246,11 @@ def rdma_io_section(res, w, name="rdma_io", brief=False):
                 if len(pts) >= 2:
                     fits[(pattern, depth, t)] = cpu_fit(pts)
     if fits:
-        full("Client CPU per block, fitted as a + b x block size (least squares on relative error over the block "
+        w("Client CPU per block, fitted as a + b x block size (least squares on relative error over the block "
              "sizes above): a is the client's cost per block (one COMPOUND up to 1 MiB), b its cost per byte.\n")
-        full("| pattern | depth / window | TCP a (us per block) | TCP b (CPU s/GiB) | RDMA a (us per block) | "
+        w("| pattern | depth / window | TCP a (us per block) | TCP b (CPU s/GiB) | RDMA a (us per block) | "
              "RDMA b (CPU s/GiB) | block size from which RDMA <= TCP / 3 (model) |")
-        full("|---|---|---|---|---|---|---|")
+        w("|---|---|---|---|---|---|---|")
         for (pattern, depth) in sorted({(k[0], k[1]) for k in fits}):
             ft, fr = fits.get((pattern, depth, "tcp")), fits.get((pattern, depth, "rdma"))
             if not ft or not fr:
@@ -271,9 +263,9 @@ def rdma_io_section(res, w, name="rdma_io", brief=False):
                 x = max(0.0, (3 * fr[0] - ft[0]) / den)
                 cross = (f"{x / (1 << 20):.1f} MiB" if x >= 1 << 20 else f"{x / 1024:.0f} KiB" if x >= 1024
                          else f"{x:.0f} B")
-            full(f"| {pattern} | {depth} | {ft[0] * 1e6:.1f} | {ft[1] * (1 << 30):.3f} | {fr[0] * 1e6:.1f} | "
+            w(f"| {pattern} | {depth} | {ft[0] * 1e6:.1f} | {ft[1] * (1 << 30):.3f} | {fr[0] * 1e6:.1f} | "
                  f"{fr[1] * (1 << 30):.3f} | {cross} |")
-        full("")
+        w("")
     if claim:
         parts = []
         for pattern, pts in claim.items():
@@ -287,7 +279,7 @@ def rdma_io_section(res, w, name="rdma_io", brief=False):
                          f"{'/'.join(map(str, deps))}): holds at {len(ok)} of {len(pts)} block sizes "
                          f"({names(ok)}), not at {names(bad)}; RDMA/TCP ratio {min(p[2] for p in pts):.2f}.."
                          f"{max(p[2] for p in pts):.2f}")
-        full("**DAFS claim check** (papers/003: client CPU per byte over RDMA at most 1/3 of TCP's, i.e. "
+        w("**DAFS claim check** (papers/003: client CPU per byte over RDMA at most 1/3 of TCP's, i.e. "
              "RDMA CPU s/GiB <= TCP CPU s/GiB / 3): " + "; ".join(parts) + ".\n")
         w("Why: over TCP the kernel copies every payload byte from socket buffers into the client's registered "
           "memory inside the client's recv calls (the SDK itself copies nothing: all bytes count as direct), so TCP "
@@ -503,7 +495,6 @@ def main():
             w(f"| {r['path']} | {r['delay_ms']} | {r['median_ms']:.4f} | {r['p10_ms']:.4f} | {r['p90_ms']:.4f} |")
         w("")
     rdma_io_section(res, w)
-    rdma_io_section(res, w, "rdma_io_full", brief=True)
     for mode in ("quick", "full"):
         times = os.path.join(res, f"run_times-{mode}.txt")
         if os.path.exists(times):
