@@ -13,6 +13,7 @@ import datetime
 import glob
 import json
 import os
+import statistics
 import sys
 
 
@@ -56,7 +57,7 @@ def tree_rows(ct):
         for mode, runs in by_mode.items():
             secs = sorted(x["seconds"] for x in runs.values())
             comps = sorted(x["compounds"] for x in runs.values())
-            cell[mode] = (secs[len(secs) // 2], comps[len(comps) // 2]) if runs else None
+            cell[mode] = (statistics.median(secs), statistics.median(comps)) if runs else None
         ratios = sorted(by_mode["scalar"][k]["seconds"] / by_mode["vectorized"][k]["seconds"]
                         for k in by_mode["vectorized"] if k in by_mode["scalar"] and by_mode["vectorized"][k]["seconds"] > 0)
         yield cmd, rtt, cell["vectorized"], cell["scalar"], ratios
@@ -121,9 +122,9 @@ def goals(ex, lib, w, bw=None, ct=None):
               f"{'yes' if within == len(worst) else 'NO'} |")
     for cmd, rtt, v, s_, ratios in (tree_rows(ct) if ct else ()):
         if cmd in ("tar-c", "tar-x") and rtt == 5.2 and ratios:
-            m = ratios[len(ratios) // 2]
+            m = statistics.median(ratios)
             w(f"| {'tar' if cmd == 'tar-c' else 'untar'} of the tree (scale {ct['scale']}) at 5.2 ms: vectorized >= 40x "
-              f"the --scalar path | {fx(m)} [{fx(ratios[0])}-{fx(ratios[-1])}] ({v[1]} vs {s_[1]} COMPOUNDs) | "
+              f"the --scalar path | {fx(m)} [{fx(ratios[0])}-{fx(ratios[-1])}] ({v[1]:g} vs {s_[1]:g} COMPOUNDs) | "
               f"{'yes' if m >= 40 else 'NO'} |")
     w("")
 
@@ -480,9 +481,9 @@ def main():
         w("| command | RTT ms | vectorized s (COMPOUNDs) | --scalar s (COMPOUNDs) | speedup median [min-max] |")
         w("|---|---|---|---|---|")
         for cmd, rtt, v, s, ratios in tree_rows(ct):
-            sp = f"{fx(ratios[len(ratios) // 2])} [{fx(ratios[0])}-{fx(ratios[-1])}]" if ratios else ""
-            fv = f"{v[0]:.3f} ({v[1]})" if v else ""
-            fs = f"{s[0]:.3f} ({s[1]})" if s else ""
+            sp = f"{fx(statistics.median(ratios))} [{fx(ratios[0])}-{fx(ratios[-1])}]" if ratios else ""
+            fv = f"{v[0]:.3f} ({v[1]:g})" if v else ""
+            fs = f"{s[0]:.3f} ({s[1]:g})" if s else ""
             w(f"| {cmd} | {rtt:g} | {fv} | {fs} | {sp} |")
         w("")
     filebench(res, w)
