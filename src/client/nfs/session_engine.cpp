@@ -35,9 +35,6 @@ struct call {
   std::shared_ptr<xdr::encoder> request;  // RPC call; references WRITE data (zero-copy)
 };
 
-/// Whether running the COMPOUND twice has the effect of running it once. Only the replies
-/// of the others need the server's reply cache: a READ of 1 MiB does not fit in it (the
-/// server answers NFS4ERR_REP_TOO_BIG_TO_CACHE when asked to cache it).
 /// A lower bound of the encoded size of a successful result of `op` (opnum and status
 /// included): what can be received before the next result without reading past it.
 std::size_t least_ok_result(const nfs4::nfs_argop4& op) {
@@ -65,6 +62,9 @@ read_plan plan_reads(const std::vector<nfs4::nfs_argop4>& ops, std::vector<std::
   return p;
 }
 
+/// Whether running the COMPOUND twice has the effect of running it once. Only the replies
+/// of the others need the server's reply cache: a READ of 1 MiB does not fit in it (the
+/// server answers NFS4ERR_REP_TOO_BIG_TO_CACHE when asked to cache it).
 bool idempotent(const std::vector<nfs4::nfs_argop4>& ops) {
   for (std::size_t i = 1; i < ops.size(); ++i) {
     if (!std::holds_alternative<nfs4::PUTFH4args>(ops[i]) && !std::holds_alternative<nfs4::PUTROOTFH4args>(ops[i]) &&
@@ -508,7 +508,9 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   void fail_all(std::error_code ec) {
     // A call in flight may be having its READ payload received into the caller's memory,
     // which is the caller's again once the call completes: the connection goes first.
-    if (connected && std::any_of(inflight.begin(), inflight.end(), [](const auto& e) { return e.second->reads.has_value(); })) {
+    const bool receiving =
+        std::any_of(inflight.begin(), inflight.end(), [](const auto& e) { return e.second->reads.has_value(); });
+    if (connected && receiving) {
       connected = false;
       channel->close();
     }
