@@ -1,5 +1,5 @@
 // vnfs client, nfs backend: RPC over TCP with record marking, and the zero-copy receive of
-// READ payload straight into the caller's target.
+// READ payloads straight into the caller's targets (any number per COMPOUND).
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -23,8 +23,8 @@ namespace {
 /// The longest reply accepted (all fragments together): a READ of 4 MiB and its COMPOUND.
 constexpr std::size_t max_reply = 64u << 20;
 
-/// While looking for READ results to place, a result of variable size (OPEN, GETATTR, ...)
-/// is received in steps of this many bytes; what of a following payload arrives with the
+/// While looking for READ results to place, a result of variable size (GETATTR, GETFH, OPEN
+/// with a delegation, ...) is received in steps of this many bytes; what of a following payload arrives with the
 /// last step is copied into its target.
 constexpr std::size_t parse_step = 256;
 
