@@ -12,6 +12,7 @@
 #include <boost/asio.hpp>
 
 #include "client/nfs/reply_bound.hpp"
+#include "client/nfs/result_size.hpp"
 #include "client/nfs/rpc_channel.hpp"
 #include "vnfs/error.hpp"
 #include "vnfs/rpc/message.hpp"
@@ -35,19 +36,6 @@ struct call {
   std::shared_ptr<xdr::encoder> request;  // RPC call; references WRITE data (zero-copy)
 };
 
-/// A lower bound of the encoded size of a successful result of `op` (opnum and status
-/// included): what can be received before the next result without reading past it.
-std::size_t least_ok_result(const nfs4::nfs_argop4& op) {
-  using namespace nfs4;
-  if (std::holds_alternative<READ4args>(op)) return 16;     // eof, length; then the payload
-  if (std::holds_alternative<OPEN4args>(op)) return 56;     // stateid, cinfo, rflags, bitmap, delegation
-  if (std::holds_alternative<CLOSE4args>(op)) return 24;    // stateid
-  if (std::holds_alternative<WRITE4args>(op)) return 24;    // count, committed, verifier
-  if (std::holds_alternative<GETATTR4args>(op)) return 16;  // empty bitmap and attributes
-  if (std::holds_alternative<GETFH4args>(op)) return 12;    // empty handle
-  return 8;
-}
-
 /// The read plan of a COMPOUND whose ops[0] is (or will be) SEQUENCE.
 read_plan plan_reads(const std::vector<nfs4::nfs_argop4>& ops, std::vector<std::span<std::byte>> targets) {
   read_plan p;
@@ -56,7 +44,7 @@ read_plan plan_reads(const std::vector<nfs4::nfs_argop4>& ops, std::vector<std::
   // SEQUENCE4resok (44).
   std::size_t at = 4 + 20 + 12 + 44;
   for (std::size_t i = 1; i < ops.size(); ++i) {
-    at += least_ok_result(ops[i]);
+    at += least_ok_result_size(nfs4::opnum_of(ops[i]));
     if (std::holds_alternative<nfs4::READ4args>(ops[i])) p.earliest.push_back(at);
   }
   return p;

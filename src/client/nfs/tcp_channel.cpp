@@ -7,6 +7,7 @@
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
 
+#include "client/nfs/result_size.hpp"
 #include "client/nfs/rpc_channel.hpp"
 #include "vnfs/error.hpp"
 #include "vnfs/nfs4/compound.hpp"
@@ -190,24 +191,6 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     std::vector<direct_piece> pieces;
   };
 
-  /// The encoded size of a successful result whose size is fixed (opnum and status
-  /// included), 0 for the others: the bytes to receive before the next result without
-  /// reading into it. (OPEN without a delegation is sized in parse().)
-  static std::size_t fixed_size(std::uint32_t opnum) {
-    using nfs4::nfs_opnum4;
-    switch (static_cast<nfs_opnum4>(opnum)) {
-      case nfs_opnum4::OP_SEQUENCE: return 8 + 16 + 5 * 4;
-      case nfs_opnum4::OP_CLOSE: return 8 + 16;
-      case nfs_opnum4::OP_PUTFH:
-      case nfs_opnum4::OP_PUTROOTFH:
-      case nfs_opnum4::OP_LOOKUP:
-      case nfs_opnum4::OP_LOOKUPP:
-      case nfs_opnum4::OP_SAVEFH:
-      case nfs_opnum4::OP_RESTOREFH: return 8;
-      default: return 0;
-    }
-  }
-
   static constexpr std::size_t no_target = SIZE_MAX;
 
   /// The first READ from the k-th on that has a target, or no_target.
@@ -262,7 +245,8 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
             return place(xid, k, len);
           if (ensure(xid, at + 16 + len + pad(len))) return;
         } else if (ok) {
-          std::size_t end = fixed_size(opnum) != 0 ? at + fixed_size(opnum) : 0;
+          const std::size_t fixed = fixed_ok_result_size(static_cast<nfs4::nfs_opnum4>(opnum));
+          std::size_t end = fixed != 0 ? at + fixed : 0;
           if (opnum == static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_OPEN)) {
             // stateid, change_info, rflags (40 bytes), the attrset bitmap, the delegation
             // type: without a delegation, that is all.
