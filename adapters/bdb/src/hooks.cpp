@@ -24,6 +24,7 @@
 #include "mapped_fs.hpp"
 #include "state.hpp"
 #include "vnfs/bdb/attach.hpp"
+#include "vnfs/nfs4/status.hpp"
 
 namespace vnfs::bdb {
 
@@ -37,10 +38,55 @@ using detail::remote;
 struct open_vfile {
   remote where;
   std::string local_path;
-  vnfs::file f;
+  int reopen_flags = 0;      ///< the open's flags without O_CREAT, O_EXCL, O_TRUNC
   std::uint64_t offset = 0;  ///< for seek + read/write
   bool dsync = false;        ///< O_DSYNC: each write is committed
+  std::mutex mu;             ///< guards f
+  vnfs::file f;
+
+  vnfs::file current() {
+    std::lock_guard lk(mu);
+    return f;
+  }
 };
+
+/// Whether the server forgot the open (it restarted, or its lease expired).
+bool open_lost(const std::error_code& ec) {
+  using vnfs::nfs4::nfsstat4;
+  if (ec == vnfs::errc::session_lost) return true;
+  if (ec.category() != vnfs::nfs4::nfs4_category()) return false;
+  switch (static_cast<nfsstat4>(ec.value())) {
+    case nfsstat4::NFS4ERR_STALE_STATEID:
+    case nfsstat4::NFS4ERR_BAD_STATEID:
+    case nfsstat4::NFS4ERR_EXPIRED:
+    case nfsstat4::NFS4ERR_ADMIN_REVOKED:
+    case nfsstat4::NFS4ERR_STALE_CLIENTID:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// Runs f(client, file) on an open file; when the server has forgotten the open (a server
+/// restart: the client recovers its session, not the opens), opens the file again by its
+/// path and runs f once more. 0 or an errno, as detail::call.
+template <class F>
+int on_file(open_vfile& v, const char* what, F&& f) {
+  return detail::call(v.where, what, v.local_path.c_str(), [&](client& c) {
+    vnfs::file used = v.current();
+    try {
+      f(c, used);
+    } catch (const std::system_error& e) {
+      if (!open_lost(e.code())) throw;
+      vnfs::file again = c.open(v.where.path, v.reopen_flags, 0);
+      {
+        std::lock_guard lk(v.mu);
+        v.f = again;
+      }
+      f(c, again);
+    }
+  });
+}
 
 /// Memory provided by region_map: anonymous (registered with the clients) or a local
 /// region file that existed already.
@@ -79,14 +125,15 @@ int fail(int err) {
 /// Reads [off, off + n) into buf until n bytes or the end of the file; zeros the rest.
 int read_at(open_vfile& v, void* buf, std::size_t n, std::uint64_t off) {
   std::size_t got = 0;
-  int err = detail::call(v.where, "read of", v.local_path.c_str(), [&](client& c) {
+  int err = on_file(v, "read of", [&](client& c, const vnfs::file& f) {
+    got = 0;
     while (got < n) {
       auto* p = static_cast<std::byte*>(buf) + got;
       std::size_t k = 0;
       if (auto s = detail::registered_slice(&c, p, n - got))
-        k = c.pread(v.f, off + got, *s);
+        k = c.pread(f, off + got, *s);
       else
-        k = c.pread(v.f, off + got, std::span<std::byte>(p, n - got));
+        k = c.pread(f, off + got, std::span<std::byte>(p, n - got));
       if (k == 0) break;
       got += k;
     }
@@ -97,19 +144,19 @@ int read_at(open_vfile& v, void* buf, std::size_t n, std::uint64_t off) {
 }
 
 int write_at(open_vfile& v, const void* buf, std::size_t n, std::uint64_t off) {
-  return detail::call(v.where, "write of", v.local_path.c_str(), [&](client& c) {
+  return on_file(v, "write of", [&](client& c, const vnfs::file& f) {
     std::size_t put = 0;
     while (put < n) {
       auto* p = static_cast<const std::byte*>(buf) + put;
       std::size_t k = 0;
       if (auto s = detail::registered_slice(&c, p, n - put))
-        k = c.pwrite(v.f, off + put, *s);
+        k = c.pwrite(f, off + put, *s);
       else
-        k = c.pwrite(v.f, off + put, std::span<const std::byte>(p, n - put));
+        k = c.pwrite(f, off + put, std::span<const std::byte>(p, n - put));
       if (k == 0) throw std::system_error(std::make_error_code(std::errc::io_error));
       put += k;
     }
-    if (v.dsync) c.fsync(v.f);
+    if (v.dsync) c.fsync(f);
   });
 }
 
@@ -166,6 +213,7 @@ int hook_open(const char* path, int flags, ...) {
   v->local_path = path;
   v->dsync = (flags & O_DSYNC) != 0;  // O_SYNC includes it
   int remote_flags = flags & (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC);
+  v->reopen_flags = flags & O_ACCMODE;
   if (int err = detail::call(*r, "open of", path, [&](client& c) {
         v->f = c.open(r->path, remote_flags, static_cast<std::uint32_t>(mode));
       }))
@@ -198,7 +246,13 @@ int hook_close(int fd) {
   }
   if (!v) return ::close(fd) == 0 ? 0 : errno;
   ::close(fd);
-  return detail::call(v->where, "close of", v->local_path.c_str(), [&](client& c) { c.close(v->f); });
+  return detail::call(v->where, "close of", v->local_path.c_str(), [&](client& c) {
+    try {
+      c.close(v->current());
+    } catch (const std::system_error& e) {
+      if (!open_lost(e.code())) throw;  // a server that forgot the open has closed it
+    }
+  });
 }
 
 ssize_t hook_read(int fd, void* buf, size_t n) {
@@ -238,8 +292,7 @@ int hook_seek(int fd, off_t off, int whence) {
   if (whence == SEEK_CUR) base = static_cast<std::int64_t>(v->offset);
   if (whence == SEEK_END) {
     file_stat st;
-    if (int err = detail::call(v->where, "stat of", v->local_path.c_str(), [&](client& c) { st = c.fstat(v->f); }))
-      return err;
+    if (int err = on_file(*v, "stat of", [&](client& c, const vnfs::file& f) { st = c.fstat(f); })) return err;
     base = static_cast<std::int64_t>(st.size);
   }
   if (base + off < 0) return EINVAL;
@@ -250,7 +303,7 @@ int hook_seek(int fd, off_t off, int whence) {
 int hook_fsync(int fd) {
   auto v = vfile_of(fd);
   if (!v) return ::fdatasync(fd) == 0 ? 0 : errno;
-  return detail::call(v->where, "fsync of", v->local_path.c_str(), [&](client& c) { c.fsync(v->f); });
+  return on_file(*v, "fsync of", [&](client& c, const vnfs::file& f) { c.fsync(f); });
 }
 
 int hook_ftruncate(int fd, off_t size) {
@@ -260,12 +313,12 @@ int hook_ftruncate(int fd, off_t size) {
                       [&](client& c) { c.truncate(v->where.path, static_cast<std::uint64_t>(size)); });
 }
 
-int hook_ioinfo(const char* path, int fd, u_int32_t* mbytes, u_int32_t* bytes, u_int32_t* iosize) {
+int hook_ioinfo(const char*, int fd, u_int32_t* mbytes, u_int32_t* bytes, u_int32_t* iosize) {
   std::uint64_t size = 0;
   std::uint32_t blksize = 4096;  // what Linux file systems report: the same page size as on local disk
   if (auto v = vfile_of(fd)) {
     file_stat st;
-    if (int err = detail::call(v->where, "stat of", path, [&](client& c) { st = c.fstat(v->f); })) return err;
+    if (int err = on_file(*v, "stat of", [&](client& c, const vnfs::file& f) { st = c.fstat(f); })) return err;
     size = st.size;
   } else {
     struct stat sb;

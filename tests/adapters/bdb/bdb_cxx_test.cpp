@@ -252,3 +252,41 @@ TEST_CASE("Berkeley DB's cache on vnfs: a miss is one COMPOUND straight into the
   check_page_io(p, prefix);
   CHECK_FALSE(fs::exists(prefix));
 }
+
+TEST_CASE("a vnfsd restart under a running Berkeley DB program loses no committed transaction") {
+  peer p(peer_kind::vnfsd_tcp);
+  temp_dir local;
+  const fs::path prefix = local / "mapped";
+  fs::create_directory(p.export_dir / "env");
+  {
+    attached a(prefix.string(), p.url);
+    DbEnv env(0);
+    env.open((prefix / "env").c_str(), DB_CREATE | DB_INIT_TXN | DB_INIT_LOG | DB_INIT_LOCK | DB_INIT_MPOOL, 0);
+    Db db(&env, 0);
+    db.open(nullptr, "restart.db", nullptr, DB_BTREE, DB_CREATE | DB_AUTO_COMMIT, 0644);
+    auto put = [&](long i) {
+      std::string k = key_of(i), v = value_of(i, 8192, false);
+      Dbt key(k.data(), static_cast<u_int32_t>(k.size())), val(v.data(), static_cast<u_int32_t>(v.size()));
+      return db.put(nullptr, &key, &val, DB_AUTO_COMMIT);
+    };
+    for (long i = 0; i < 200; ++i) REQUIRE(put(i) == 0);
+    p.vnfsd->restart();
+    for (long i = 200; i < 400; ++i) REQUIRE(put(i) == 0);
+    CHECK(vnfs::bdb::stats(prefix.string())->reconnects >= 1);
+    db.close(0);
+    env.close(0);
+  }
+  attached a(prefix.string(), p.url);
+  DbEnv env(0);
+  env.open((prefix / "env").c_str(), DB_CREATE | DB_INIT_TXN | DB_INIT_LOG | DB_INIT_LOCK | DB_INIT_MPOOL | DB_RECOVER, 0);
+  Db db(&env, 0);
+  db.open(nullptr, "restart.db", nullptr, DB_BTREE, DB_AUTO_COMMIT, 0);
+  for (long i = 0; i < 400; ++i) {
+    std::string k = key_of(i);
+    Dbt key(k.data(), static_cast<u_int32_t>(k.size())), val;
+    REQUIRE(db.get(nullptr, &key, &val, 0) == 0);
+    CHECK(std::string(static_cast<char*>(val.get_data()), val.get_size()) == value_of(i, 8192, false));
+  }
+  db.close(0);
+  env.close(0);
+}

@@ -106,6 +106,20 @@ TEST_CASE("db5.3_load, db5.3_dump, db5.3_stat and db5.3_verify through the drop-
   CHECK_FALSE(fs::exists(work / "__db.001"));
 }
 
+TEST_CASE("DB_CONFIG in a mapped environment home is read from the server") {
+  server s;
+  temp_dir work;
+  const fs::path prefix = work / "mapped";
+  fs::create_directories(s.exp / "env" / "data");
+  std::ofstream(s.exp / "env" / "DB_CONFIG") << "set_data_dir data\n";
+  write_dump(work / "in.txt", "btree", 100);
+  REQUIRE(sh(work, with_map(prefix.string() + "=" + s.url()) + "db5.3_load -h " + (prefix / "env").string() +
+                       " -f in.txt a.db") == 0);
+  CHECK(fs::exists(s.exp / "env" / "data" / "a.db"));
+  CHECK_FALSE(fs::exists(s.exp / "env" / "a.db"));
+  CHECK_FALSE(fs::exists(prefix));
+}
+
 TEST_CASE("a transactional program killed with SIGKILL, then db5.3_recover: committed and consistent") {
   server s;
   temp_dir work;
