@@ -7,8 +7,9 @@
 //   tcp, cma         vnfs::bdb over vnfsd, TCP and RPC-over-RDMA (cma); the cache region is
 //                    registered memory: a miss is one READ straight into the cache
 //   tcp-delay        vnfs over TCP through vnfs-netdelay (--delay-ms, each way)
-//   tcp-unregistered the cache in unregistered memory (DB_PRIVATE: Berkeley DB mallocs it),
-//                    every page read through a library buffer and copied
+//   tcp-unregistered the same environment with its regions left unregistered
+//                    (vnfs::bdb::region_options): every page read through a library
+//                    buffer and copied
 // Per point: Berkeley DB's cache misses per transaction, COMPOUNDs per transaction, and the
 // measured time of one 16 KiB READ on the same client, for the model
 // 1 / (misses per transaction x READ time).
@@ -101,8 +102,8 @@ void load(const fs::path& home, long records) {
 
 /// The random read-only transactions on a warm cache.
 point run(const std::string& config, const fs::path& home, const std::string& prefix, long records,
-          std::size_t cache, bool priv, long max_txns) {
-  DB_ENV* env = open_env(home, cache, priv, true);
+          std::size_t cache, long max_txns) {
+  DB_ENV* env = open_env(home, cache, false, true);
   DB* db = nullptr;
   check(db_create(&db, env, 0), "db_create");
   check(db->open(db, nullptr, "fig7.db", nullptr, DB_BTREE, DB_AUTO_COMMIT, 0), "db open");
@@ -193,14 +194,14 @@ int main(int argc, char** argv) try {
   const std::string tcp = "nfs://127.0.0.1:" + std::to_string(vnfsd.port()) + "/";
   struct config {
     std::string name, url;
-    bool priv;
+    bool registered;
   };
   const std::vector<config> configs = {
-      {"local", "", false},
-      {"tcp", tcp, false},
-      {"cma", "nfs+rdma://127.0.0.1:" + std::to_string(vnfsd.rdma_port()) + "/?provider=cma", false},
-      {"tcp-delay", "nfs://127.0.0.1:" + std::to_string(nd.port()) + "/", false},
-      {"tcp-unregistered", tcp, true},
+      {"local", "", true},
+      {"tcp", tcp, true},
+      {"cma", "nfs+rdma://127.0.0.1:" + std::to_string(vnfsd.rdma_port()) + "/?provider=cma", true},
+      {"tcp-delay", "nfs://127.0.0.1:" + std::to_string(nd.port()) + "/", true},
+      {"tcp-unregistered", tcp, false},
   };
   std::vector<point> points;
   std::vector<std::pair<std::string, double>> reads;
@@ -215,9 +216,9 @@ int main(int argc, char** argv) try {
     fs::copy_file(local / "home" / "fig7.db", exp / "home" / "fig7.db");
     for (const config& c : configs) {
       const fs::path prefix = local / "mapped";
-      if (!c.url.empty()) vnfs::bdb::attach({{prefix.string(), c.url}});
+      if (!c.url.empty()) vnfs::bdb::attach({{prefix.string(), c.url}}, {}, {c.registered});
       const fs::path home = c.url.empty() ? local / "home" : prefix / "home";
-      point p = run(c.name, home, c.url.empty() ? "" : prefix.string(), records, cache, c.priv, max_txns);
+      point p = run(c.name, home, c.url.empty() ? "" : prefix.string(), records, cache, max_txns);
       if (!c.url.empty()) vnfs::bdb::detach();
       p.cache_mib = static_cast<double>(cache_mib);
       std::fprintf(stderr, "%-17s db %6.1f MiB (%.2fx cache): %9.0f txn/s, %6.2f us CPU/txn, %.3f misses/txn, %.3f COMPOUNDs/txn\n",
@@ -227,7 +228,7 @@ int main(int argc, char** argv) try {
     }
     if (m == mults.back())
       for (const config& c : configs)
-        if (!c.url.empty() && !c.priv) reads.emplace_back(c.name, read_time(c.url, "home/fig7.db"));
+        if (!c.url.empty() && c.registered) reads.emplace_back(c.name, read_time(c.url, "home/fig7.db"));
   }
   std::ofstream j = vnfs::bench::open_results(out, "bdb_fig7");
   j << "  \"page_size\": " << page_size << ", \"cache_mib\": " << cache_mib << ", \"delay_ms\": \"" << delay

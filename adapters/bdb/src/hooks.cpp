@@ -494,7 +494,7 @@ void install(bool on) {
 
 }  // namespace
 
-void attach(std::vector<mapping> maps, client_options options) {
+void attach(std::vector<mapping> maps, client_options options, region_options regions) {
   detach();
   detail::state& s = detail::the_state();
   {
@@ -505,6 +505,7 @@ void attach(std::vector<mapping> maps, client_options options) {
       s.targets.push_back(std::move(t));
     }
     s.options = std::move(options);
+    s.register_regions = regions.register_regions;
   }
   install(true);
 }

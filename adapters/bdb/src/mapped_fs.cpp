@@ -80,6 +80,7 @@ std::optional<remote> lookup(const char* local_path) {
     // The regions that exist already are registered with the new client.
     std::lock_guard lk(s.mu);
     for (auto& reg : s.regions) {
+      if (!s.register_regions) break;
       try {
         reg.registrations.emplace_back(best->c.get(), best->c->register_memory(reg.addr, reg.size));
       } catch (const std::exception& e) {
@@ -136,7 +137,13 @@ void add_region(void* p, std::size_t n) {
     for (auto& t : s.targets) targets.push_back(t.get());
   }
   region reg{static_cast<std::byte*>(p), n, {}};
+  bool register_them = false;
+  {
+    std::lock_guard lk(s.mu);
+    register_them = s.register_regions;
+  }
   for (target* t : targets) {
+    if (!register_them) break;
     std::lock_guard tl(t->mu);
     if (!t->c) continue;
     try {

@@ -22,6 +22,7 @@ struct state {
   std::mutex mu;  ///< guards the members (not the clients' calls)
   std::vector<std::unique_ptr<target>> targets;
   client_options options;
+  bool register_regions = true;
   std::vector<region> regions;
 };
 

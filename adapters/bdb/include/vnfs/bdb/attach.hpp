@@ -53,10 +53,17 @@
 
 namespace vnfs::bdb {
 
+/// How the regions are used. register_regions = false leaves them unregistered, so every
+/// page read goes through a library buffer and is copied (the baseline bench/bdb_fig7
+/// measures direct placement against).
+struct region_options {
+  bool register_regions = true;
+};
+
 /// Installs the hooks for these mappings (replacing an earlier attach). Clients connect
 /// lazily, on the first call under their prefix, with `options`. Call it before opening
 /// any Berkeley DB handle.
-void attach(std::vector<mapping> maps, client_options options = {});
+void attach(std::vector<mapping> maps, client_options options = {}, region_options regions = {});
 
 /// Restores Berkeley DB's own I/O and closes the clients. No handle may be open.
 void detach();
