@@ -1,6 +1,5 @@
 // vnfs Berkeley DB adapter, internal: the one process-wide state (see mapped_fs.hpp).
 #pragma once
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>

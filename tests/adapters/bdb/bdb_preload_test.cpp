@@ -1,7 +1,7 @@
 // The drop-in (libvnfs_bdb_preload.so) with the unmodified db5.3 utilities and an ordinary
 // transactional program, against vnfsd: load/dump round trips identical to local disk,
-// db5.3_stat and db5.3_verify, crash consistency with SIGKILL and db5.3_recover, and the
-// faults (unreachable server, missing export, refused permission, malformed VNFS_MAP).
+// db5.3_stat and db5.3_verify, DB_CONFIG, crash consistency with SIGKILL and db5.3_recover
+// (then db5.3_checkpoint and db5.3_archive), and the faults (unreachable server, missing export, refused permission, malformed VNFS_MAP).
 // The mapped prefix never exists on local disk: nothing can have been written under it.
 #include <catch2/catch.hpp>
 
@@ -155,6 +155,10 @@ TEST_CASE("a transactional program killed with SIGKILL, then db5.3_recover: comm
     REQUIRE(sh(work, with_map(map) + "db5.3_verify -h " + (prefix / "env").string() + " accounts.db") == 0);
   }
   CHECK(fs::exists(s.exp / "env" / "log.0000000001"));
+  // The environment's other utilities: a checkpoint, and the log files listed by archive.
+  REQUIRE(sh(work, with_map(map) + "db5.3_checkpoint -1 -h " + (prefix / "env").string()) == 0);
+  REQUIRE(sh(work, with_map(map) + "db5.3_archive -l -h " + (prefix / "env").string() + " > logs.txt") == 0);
+  CHECK(read_file(work / "logs.txt") == "log.0000000001\n");
   CHECK_FALSE(fs::exists(prefix));
 }
 
