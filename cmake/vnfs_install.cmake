@@ -125,3 +125,19 @@ file(RELATIVE_PATH VNFS_PC_PREFIX_FROM_PCDIR
 string(REGEX REPLACE "/$" "" VNFS_PC_PREFIX_FROM_PCDIR "${VNFS_PC_PREFIX_FROM_PCDIR}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/vnfs.pc.in ${PROJECT_BINARY_DIR}/vnfs.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/vnfs.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# ---- The Berkeley DB adapter (adapters/bdb): vnfs::bdb in the same export set, its header,
+# vnfs-bdb.pc and the drop-in libvnfs_bdb_preload.so. Consumers link their Berkeley DB
+# library themselves (-ldb-5.3 or -ldb_cxx-5.3; see vnfs/bdb/attach.hpp).
+if(TARGET vnfs_bdb)
+  set_target_properties(vnfs_bdb PROPERTIES EXPORT_NAME bdb)
+  add_library(vnfs::bdb ALIAS vnfs_bdb)
+  install(TARGETS vnfs_bdb EXPORT vnfs-targets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(TARGETS vnfs_bdb_preload LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/adapters/bdb/include/vnfs
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
+  configure_file(${PROJECT_SOURCE_DIR}/adapters/bdb/vnfs-bdb.pc.in ${PROJECT_BINARY_DIR}/vnfs-bdb.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/vnfs-bdb.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

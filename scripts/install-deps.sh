@@ -25,6 +25,8 @@ PACKAGES=(
   libnfs-dev rpcbind util-linux
   # adapters/archive, and bsdtar for its round-trip tests
   libarchive-dev libarchive-tools
+  # adapters/bdb: Berkeley DB 5.3 (C and C++) and its utilities for the drop-in's tests
+  libdb5.3-dev libdb5.3++-dev db5.3-util
   # apt over https mirrors
   ca-certificates
 )

@@ -11,6 +11,7 @@
 # 4. Builds CONSUMER_PROJECT_DIR with find_package(vnfs), and its main.cpp with
 #    `pkg-config --cflags --libs vnfs`.
 # 5. Runs both programs against file:// and against the installed vnfsd (nfs://).
+# The Berkeley DB adapter the same way: vnfs::bdb and vnfs-bdb.pc build bdb_consumer.
 # EXTRA_FLAGS go to compiling and linking (the sanitizer flags of an instrumented build).
 set -uo pipefail
 
@@ -69,6 +70,12 @@ for f in libvnfs_client.a libvnfs_transport.a libvnfs_protocol.a pkgconfig/vnfs.
          cmake/vnfs/vnfsConfig.cmake cmake/vnfs/vnfsConfigVersion.cmake cmake/vnfs/vnfs-targets.cmake; do
   check "installed <libdir>/$f" test -e "$libdir/$f"
 done
+for f in include/vnfs/bdb/attach.hpp include/vnfs/bdb/vnfs_map.hpp; do
+  check "installed $f" test -e "$prefix/$f"
+done
+for f in libvnfs_bdb.a libvnfs_bdb_preload.so pkgconfig/vnfs-bdb.pc; do
+  check "installed <libdir>/$f" test -e "$libdir/$f"
+done
 check "transport headers installed" test -n "$(find "$prefix/include/vnfs/transport" -name '*.hpp' 2>/dev/null)"
 # Internal headers (src/) and test helpers stay out; so does the build tree's path.
 check "no internal headers installed" test -z "$(find "$prefix/include" -path '*/server/*' -o -path '*/client/*' -o -path '*/vnfs/test/*')"
@@ -99,15 +106,22 @@ echo "pkg-config --cflags --libs vnfs: $pc_flags"
 check "build consumer with pkg-config" \
   "$cxx" -std=c++20 -Wall -Wextra -Werror $flags "$project/main.cpp" -o "$work/consumer-pc" $pc_flags
 
+pc_bdb_flags=$(pkg-config --cflags --libs vnfs-bdb)
+echo "pkg-config --cflags --libs vnfs-bdb: $pc_bdb_flags"
+# shellcheck disable=SC2086  # the flags are words
+check "build bdb_consumer with pkg-config" \
+  "$cxx" -std=c++20 -Wall -Wextra -Werror $flags "$project/bdb_consumer.cpp" -o "$work/bdb_consumer-pc" $pc_bdb_flags -ldb-5.3
+
 consumers=()
-[[ -x "$work/cmake-build/consumer" ]] && consumers+=("$work/cmake-build/consumer")
-[[ -x "$work/consumer-pc" ]] && consumers+=("$work/consumer-pc")
-[[ ${#consumers[@]} -eq 2 ]] || finish
+for c in cmake-build/consumer consumer-pc cmake-build/bdb_consumer bdb_consumer-pc; do
+  [[ -x "$work/$c" ]] && consumers+=("$work/$c")
+done
+[[ ${#consumers[@]} -eq 4 ]] || finish
 
 step "run against file://"
 mkdir -p "$work/files"
 for c in "${consumers[@]}"; do
-  check "$(basename "$c") file://" "$c" "file://$work/files"
+  check "${c#"$work/"} file://" "$c" "file://$work/files"
 done
 
 step "run against the installed vnfsd"
@@ -126,7 +140,7 @@ if [[ -z "$url" ]]; then
   finish
 fi
 for c in "${consumers[@]}"; do
-  check "$(basename "$c") nfs://" "$c" "nfs://${url#tcp://}/"
+  check "${c#"$work/"} nfs://" "$c" "nfs://${url#tcp://}/"
 done
 kill -TERM "$vnfsd_pid"
 wait "$vnfsd_pid"
