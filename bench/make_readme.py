@@ -200,6 +200,39 @@ def filebench(res, w):
     w("![Figure 12](results/filebench_personalities.png)\n")
 
 
+def user_copy(res, lib, w):
+    """The whole `vnfs cp -r` process against libnfs_baseline's copy phase, both from Ganesha through the
+    same vnfs-netdelay proxy (bench/baseline_netns.sh: vnfs_cp-netdelay-D.json beside libnfs_baseline-netdelay-D.json)."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(res, "vnfs_cp-netdelay-*.json"))):
+        v = load(path)
+        if not v or not v["runs"]:
+            continue
+        d = float(v["delay_ms"])
+        libnfs = lib.get(d)
+        ph = {q["phase"]: q for q in libnfs["phases"]} if libnfs else {}
+        if "copy" not in ph or libnfs["parameters"]["files"] != v["files"]:
+            continue
+        vs = statistics.median(r["wall_seconds"] for r in v["runs"])
+        ls = ph["copy"]["median_seconds"]
+        comps = statistics.median(r["stats"]["compounds"] for r in v["runs"])
+        rows.append(f"| {2 * d:g} | {v['files']} | {size_label(v['size'])} | {ls:.3f} | {vs:.3f} ({comps:g} COMPOUNDs) | "
+                    f"{fx(ls / vs)} |")
+    if not rows:
+        return
+    w("## What a user runs: copying the files from NFS-Ganesha (bench/baseline_netns.sh)\n")
+    w("Both clients copy the same files from the same Ganesha through the same vnfs-netdelay proxy into a local "
+      "directory. vnfs: the whole `vnfs --stats cp -r` process timed by the wall clock (process start, NFSv4.1 "
+      "session set-up and end, listing, reads, local writes). libnfs: a fresh mount (NFSv3), the listing, and "
+      "open/pread/close of each file with a local write, timed inside libnfs_baseline (no process start). "
+      "Medians of the repeats.\n")
+    w("| RTT ms | files | size | libnfs s | vnfs cp -r s | vnfs faster by |")
+    w("|---|---|---|---|---|---|")
+    for r in rows:
+        w(r)
+    w("")
+
+
 def bdb_fig7(res, w):
     """papers/003 Figure 7: bench/results/bdb_fig7.json (bench/bdb_fig7)."""
     b = load(os.path.join(res, "bdb_fig7.json"))
@@ -495,6 +528,7 @@ def main():
                 w(f"| {2 * d:g} | {n} | {size_label(size)} | {op} | {libnfs:.3f} | {f'{g:.4f}' if g else ''} | "
                   f"{fx(libnfs / g) if g else ''} | {f'{v:.4f}' if v else ''} |")
         w("")
+    user_copy(res, lib, w)
     for extra in sorted(glob.glob(os.path.join(res, "vnfs_experiments_*.json"))):
         x = load(extra)
         if not x or "speedups" not in x:
