@@ -34,6 +34,17 @@ caller caller_of(const rpc::call_header& call, bool root_squash) {
   return who;
 }
 
+client_principal principal_of(const rpc::call_header& call) {
+  client_principal p;
+  p.flavor = static_cast<std::uint32_t>(call.cred.flavor);
+  if (call.cred.flavor == rpc::auth_flavor::sys) {
+    rpc::authsys_parms sys = rpc::parse_authsys(call.cred);
+    p.uid = sys.uid;
+    p.gid = sys.gid;
+  }
+  return p;
+}
+
 /// Operations that may open a COMPOUND without SEQUENCE, and then only alone (§2.10.6.3,
 /// §18.33.3, §18.35.3, §18.36.3, §18.37.3, §18.50.3).
 bool is_sessionless(nfs_opnum4 op) {
@@ -58,8 +69,11 @@ bool is_v42_only(nfs_opnum4 op) {
 /// Executes one COMPOUND and encodes COMPOUND4res into `body`.
 class compound_run {
  public:
-  compound_run(server_state& state, caller who, std::size_t request_size)
-      : state_(state), ctx_(state, std::move(who)), request_size_(request_size) {}
+  compound_run(server_state& state, caller who, const client_principal& principal,
+               std::size_t request_size)
+      : state_(state), ctx_(state, std::move(who)), request_size_(request_size) {
+    ctx_.principal = principal;
+  }
   /// A COMPOUND that ended by an exception still frees its slot (uncached), so the client
   /// can go on with the next sequence id.
   ~compound_run() { finish_slot(nullptr); }
@@ -314,7 +328,7 @@ std::optional<rpc_reply> dispatcher::handle(std::span<const std::byte> record) {
   std::vector<std::shared_ptr<const void>> keepalive;
   try {
     fs::scoped_identity as_caller(who.uid, who.gid, who.gids);
-    compound_run(state_, who, record.size()).run(d, hdr, body, keepalive);
+    compound_run(state_, who, principal_of(call), record.size()).run(d, hdr, body, keepalive);
   } catch (const std::exception&) {  // e.g. the identity switch failed: nothing ran
     rpc::encode_accepted_reply(reply.msg, call.xid, rpc::accept_stat::system_err);
     return reply;

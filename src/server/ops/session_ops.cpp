@@ -7,11 +7,11 @@ namespace vnfs::server {
 using nfs4::nfsstat4;
 
 nfs4::EXCHANGE_ID4res handle(compound_context& ctx, const nfs4::EXCHANGE_ID4args& a) {
-  return ctx.server.clients.exchange_id(a);
+  return ctx.server.clients.exchange_id(a, ctx.principal);
 }
 
 nfs4::CREATE_SESSION4res handle(compound_context& ctx, const nfs4::CREATE_SESSION4args& a) {
-  return ctx.server.clients.create_session(a);
+  return ctx.server.clients.create_session(a, ctx.principal);
 }
 
 nfs4::DESTROY_SESSION4res handle(compound_context& ctx, const nfs4::DESTROY_SESSION4args& a) {
