@@ -88,7 +88,8 @@ class compound_run {
   /// answers it from the reply cache.
   enum class admission { execute, replay, refuse };
   admission sequence(const nfs4::SEQUENCE4args& a, std::uint32_t numops,
-                     nfs4::SEQUENCE4res& res, std::vector<std::byte>& replay);
+                     std::size_t reply_header, nfs4::SEQUENCE4res& res,
+                     std::vector<std::byte>& replay);
   nfs4::nfs_resop4 execute(const nfs4::nfs_argop4& op);
   void finish_slot(const xdr::encoder* reply);
 
@@ -100,7 +101,8 @@ class compound_run {
 };
 
 compound_run::admission compound_run::sequence(const nfs4::SEQUENCE4args& a,
-                                               std::uint32_t numops, nfs4::SEQUENCE4res& res,
+                                               std::uint32_t numops, std::size_t reply_header,
+                                               nfs4::SEQUENCE4res& res,
                                                std::vector<std::byte>& replay) {
   auto sess = state_.clients.find_session(a.sa_sessionid);
   if (!sess) {
@@ -136,6 +138,19 @@ compound_run::admission compound_run::sequence(const nfs4::SEQUENCE4args& a,
   if (request_size_ > sess->fore.ca_maxrequestsize) {
     res.status = nfsstat4::NFS4ERR_REQ_TOO_BIG;
     return admission::refuse;
+  }
+  // The smallest reply is this SEQUENCE's own result: when even that exceeds what the
+  // session may cache (a client may ask for a tiny ca_maxresponsesize_cached), a request to
+  // cache it fails here, before the slot is taken (§2.10.6.4, §18.46.3).
+  if (a.sa_cachethis) {
+    nfs4::SEQUENCE4res probe;
+    probe.status = nfsstat4::NFS4_OK;
+    xdr::encoder e;
+    nfs4::encode_resop(e, nfs4::nfs_resop4{probe});
+    if (reply_header + e.size() > sess->fore.ca_maxresponsesize_cached) {
+      res.status = nfsstat4::NFS4ERR_REP_TOO_BIG_TO_CACHE;
+      return admission::refuse;
+    }
   }
   sl.seqid = a.sa_sequenceid;
   sl.in_progress = true;
@@ -230,7 +245,7 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
       if (auto* seq = std::get_if<nfs4::SEQUENCE4args>(&op)) {
         nfs4::SEQUENCE4res res;
         std::vector<std::byte> replay;
-        switch (sequence(*seq, hdr.numops, res, replay)) {
+        switch (sequence(*seq, hdr.numops, body.size(), res, replay)) {
           case admission::replay: {
             // The cached COMPOUND4res replaces everything encoded so far.
             xdr::encoder cached;

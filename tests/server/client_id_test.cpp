@@ -1,5 +1,6 @@
 // Client IDs and sessions as RFC 8881 fixes them: the client-record cases of EXCHANGE_ID
-// (§18.35.4) — against vnfsd and NFS-Ganesha. Where Ganesha 4.3 answers
+// (§18.35.4), CREATE_SESSION's checks (§18.36), SEQUENCE's reply-cache limit (§18.46) —
+// against vnfsd and NFS-Ganesha. Where Ganesha 4.3 answers
 // otherwise than the RFC, the test asserts Ganesha's actual answer and says so.
 //
 // Each test speaks raw COMPOUNDs through a `peer`: one TCP connection whose AUTH_SYS
@@ -295,4 +296,87 @@ TEST_CASE("RFC 8881 §18.35.3: eia_flags a client may not set are NFS4ERR_INVAL"
                       EXCHGID4_FLAG_USE_NON_PNFS | EXCHGID4_FLAG_SUPP_MOVED_REFER |
                           EXCHGID4_FLAG_SUPP_MOVED_MIGR | EXCHGID4_FLAG_BIND_PRINC_STATEID)
             .status == nfsstat4::NFS4_OK);
+}
+
+TEST_CASE("RFC 8881 §18.36.3, §18.36.4: CREATE_SESSION flags, principal and back channel") {
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(name_of(kind));
+  test_server& srv = server_of(kind);
+  peer c(srv), intruder(srv, other_uid, other_uid);
+  auto ex = c.exchange_id(fresh_owner("cs"), 1);
+  REQUIRE(ex.status == nfsstat4::NFS4_OK);
+  auto args = peer::session_args(ex.resok4.eir_clientid, ex.resok4.eir_sequenceid);
+
+  SECTION("undefined csa_flags") {
+    auto bad = args;
+    bad.csa_flags = 0x100;
+    CHECK(c.create_session(bad).status == nfsstat4::NFS4ERR_INVAL);
+  }
+  SECTION("another principal than the one that created the client ID") {
+    CHECK(intruder.create_session(args).status == nfsstat4::NFS4ERR_CLID_INUSE);
+  }
+  SECTION("a back channel too small for a callback") {
+    auto small_req = args;
+    small_req.csa_back_chan_attrs.ca_maxrequestsize = 64;
+    auto small_resp = args;
+    small_resp.csa_back_chan_attrs.ca_maxresponsesize = 16;
+    auto one_op = args;
+    one_op.csa_back_chan_attrs.ca_maxoperations = 1;
+    CHECK(c.create_session(small_req).status == nfsstat4::NFS4ERR_TOOSMALL);
+    CHECK(c.create_session(small_resp).status == nfsstat4::NFS4ERR_TOOSMALL);
+    CHECK(c.create_session(one_op).status == nfsstat4::NFS4ERR_TOOSMALL);
+  }
+  // After any of the refusals the client ID is still usable.
+  auto ok = c.create_session(args);
+  CHECK(ok.status == nfsstat4::NFS4_OK);
+}
+
+TEST_CASE("RFC 8881 §2.10.6.4, §18.46.3: sa_cachethis beyond ca_maxresponsesize_cached is "
+          "REP_TOO_BIG_TO_CACHE") {
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(name_of(kind));
+  test_server& srv = server_of(kind);
+  peer c(srv);
+  auto ex = c.exchange_id(fresh_owner("cache"), 1);
+  REQUIRE(ex.status == nfsstat4::NFS4_OK);
+  auto args = peer::session_args(ex.resok4.eir_clientid, ex.resok4.eir_sequenceid);
+  // A SEQUENCE-only reply is 56 bytes (COMPOUND4res header 12, SEQUENCE4res 44).
+  const count4 asked = GENERATE(count4{0}, count4{32}, count4{64});
+  INFO("ca_maxresponsesize_cached " << asked);
+  args.csa_fore_chan_attrs.ca_maxresponsesize_cached = asked;
+  auto cs = c.create_session(args);
+  REQUIRE(cs.status == nfsstat4::NFS4_OK);
+  const auto& fore = cs.resok4.csr_fore_chan_attrs;
+  CHECK(fore.ca_maxresponsesize_cached <= std::max<count4>(asked, 64));
+  const sessionid4 sid = cs.resok4.csr_sessionid;
+  sequenceid4 seq = 1;
+
+  // Not cached: every size is fine.
+  CHECK(c.sequence(sid, seq, c.root_ops(), false).status == nfsstat4::NFS4_OK);
+  ++seq;
+  std::vector<nfs_argop4> big = c.root_ops();
+  for (int i = 0; i < 4; ++i) big.push_back(GETFH4args{});
+  auto r = c.sequence(sid, seq, big, true);
+  CHECK(r.status == nfsstat4::NFS4ERR_REP_TOO_BIG_TO_CACHE);
+  REQUIRE_FALSE(r.resarray.empty());
+  const bool sequence_ok = status_of(r.resarray[0]) == nfsstat4::NFS4_OK;
+  if (kind == server_kind::vnfsd) {
+    // SEQUENCE itself fails when the cache cannot hold even its own reply (then the slot
+    // does not advance); otherwise the first operation past the limit fails.
+    CHECK(sequence_ok == (fore.ca_maxresponsesize_cached >= 56));
+    if (sequence_ok) {
+      ++seq;
+    } else {
+      auto alone = c.sequence(sid, seq, {}, true);
+      CHECK(alone.status == nfsstat4::NFS4ERR_REP_TOO_BIG_TO_CACHE);
+      CHECK(alone.resarray.size() == 1);
+    }
+  } else {
+    // NFS-Ganesha 4.3 fails SEQUENCE itself at each of these sizes, and, unlike §2.10.6.1
+    // (a SEQUENCE that fails leaves the slot alone), consumes the sequence id: the same id
+    // again answers the cached error.
+    CHECK_FALSE(sequence_ok);
+    ++seq;
+  }
+  CHECK(c.sequence(sid, seq, {}, false).status == nfsstat4::NFS4_OK);
 }

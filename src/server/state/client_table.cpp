@@ -21,6 +21,11 @@ constexpr std::uint32_t client_flags =
     nfs4::EXCHGID4_FLAG_SUPP_FENCE_OPS | nfs4::EXCHGID4_FLAG_BIND_PRINC_STATEID |
     nfs4::EXCHGID4_FLAG_MASK_PNFS | nfs4::EXCHGID4_FLAG_UPD_CONFIRMED_REC_A;
 
+/// The csa_flags RFC 8881 defines (§18.36.3).
+constexpr std::uint32_t session_flags = nfs4::CREATE_SESSION4_FLAG_PERSIST |
+                                        nfs4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN |
+                                        nfs4::CREATE_SESSION4_FLAG_CONN_RDMA;
+
 }  // namespace
 
 // Client IDs and session IDs carry the boot id so IDs of an earlier instance never match.
@@ -149,10 +154,22 @@ nfs4::CREATE_SESSION4res client_table::create_session(const nfs4::CREATE_SESSION
     res.status = nfsstat4::NFS4ERR_SEQ_MISORDERED;
     return res;
   }
+  if ((args.csa_flags & ~session_flags) != 0) {
+    res.status = nfsstat4::NFS4ERR_INVAL;
+    return res;
+  }
   const auto& fore = args.csa_fore_chan_attrs;
   // A channel too small for one COMPOUND with SEQUENCE is useless: NFS4ERR_TOOSMALL (§18.36.3).
   if (fore.ca_maxrequestsize < 256 || fore.ca_maxresponsesize < 256 || fore.ca_maxoperations < 2 ||
       fore.ca_maxrequests == 0) {
+    res.status = nfsstat4::NFS4ERR_TOOSMALL;
+    return res;
+  }
+  // The back channel too, although vnfsd sends no callbacks: a client must not believe it
+  // could receive one through a channel that cannot carry it.
+  const auto& back = args.csa_back_chan_attrs;
+  if (back.ca_maxrequestsize < min_back_request || back.ca_maxresponsesize < min_back_response ||
+      back.ca_maxoperations < min_back_operations || back.ca_maxrequests == 0) {
     res.status = nfsstat4::NFS4ERR_TOOSMALL;
     return res;
   }

@@ -47,6 +47,13 @@ class client_table {
 
   client_table(const server_options& options, std::uint64_t boot_id, drop_handler on_drop);
 
+  /// The smallest back channel CREATE_SESSION accepts (NFS4ERR_TOOSMALL below, §18.36.3):
+  /// room for a CB_COMPOUND of CB_SEQUENCE and a CB_RECALL of a 128-byte filehandle with
+  /// an AUTH_SYS RPC header, and for its reply.
+  static constexpr std::uint32_t min_back_request = 512;
+  static constexpr std::uint32_t min_back_response = 128;
+  static constexpr std::uint32_t min_back_operations = 2;
+
   /// EXCHANGE_ID from `who`: the case analysis of §18.35.4.
   nfs4::EXCHANGE_ID4res exchange_id(const nfs4::EXCHANGE_ID4args& args,
                                     const client_principal& who);
