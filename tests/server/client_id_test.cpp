@@ -1,6 +1,6 @@
 // Client IDs and sessions as RFC 8881 fixes them: the client-record cases of EXCHANGE_ID
-// (§18.35.4), CREATE_SESSION's checks (§18.36), SEQUENCE's reply-cache limit (§18.46) —
-// against vnfsd and NFS-Ganesha. Where Ganesha 4.3 answers
+// (§18.35.4), CREATE_SESSION's checks (§18.36), SEQUENCE's reply-cache limit (§18.46),
+// RECLAIM_COMPLETE (§18.51) — against vnfsd and NFS-Ganesha. Where Ganesha 4.3 answers
 // otherwise than the RFC, the test asserts Ganesha's actual answer and says so.
 //
 // Each test speaks raw COMPOUNDs through a `peer`: one TCP connection whose AUTH_SYS
@@ -379,4 +379,21 @@ TEST_CASE("RFC 8881 §2.10.6.4, §18.46.3: sa_cachethis beyond ca_maxresponsesiz
     ++seq;
   }
   CHECK(c.sequence(sid, seq, {}, false).status == nfsstat4::NFS4_OK);
+}
+
+TEST_CASE("RFC 8881 §18.51.3: RECLAIM_COMPLETE with rca_one_fs TRUE, then FALSE") {
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(name_of(kind));
+  test_server& srv = server_of(kind);
+  peer c(srv);
+  auto ex = c.exchange_id(fresh_owner("rc"), 1);
+  auto cs = c.create_session(ex);
+  REQUIRE(cs.status == nfsstat4::NFS4_OK);
+  const sessionid4 sid = cs.resok4.csr_sessionid;
+  auto ops = c.root_ops();
+  ops.push_back(RECLAIM_COMPLETE4args{true});
+  CHECK(c.sequence(sid, 1, ops).status == nfsstat4::NFS4_OK);
+  CHECK(c.sequence(sid, 2, {RECLAIM_COMPLETE4args{false}}).status == nfsstat4::NFS4_OK);
+  CHECK(c.sequence(sid, 3, {RECLAIM_COMPLETE4args{false}}).status ==
+        nfsstat4::NFS4ERR_COMPLETE_ALREADY);
 }
