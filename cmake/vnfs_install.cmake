@@ -2,7 +2,7 @@
 #
 #   cmake --install <build> --prefix P
 #
-# gives P/include/vnfs/** (public API and the protocol/transport headers it rests on),
+# gives P/include/vnfs/*.hpp (the public API) and P/include/vnfs/nfs4/status.hpp,
 # P/lib/libvnfs_{client,transport,protocol}.a, P/lib/libvnfs_server{,_fs}.a, P/lib/cmake/vnfs/
 # (find_package(vnfs) -> targets vnfs::client and vnfs::server, the embedded vnfsd),
 # P/lib/pkgconfig/{vnfs,vnfs-server}.pc and P/bin/{vnfsd,vnfs,vnfs-demo}.
@@ -126,11 +126,13 @@ install(TARGETS ${VNFS_EXPORTED_LIBRARIES}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS vnfsd vnfs vnfs-demo RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-# Public headers: the whole include/vnfs tree (the API headers and the xdr/rpc/nfs4/transport
-# headers they and advanced users include). Test-support headers live elsewhere.
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/vnfs
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.hpp")
+# Public headers: the API (include/vnfs/*.hpp) and, of the protocol layers below it, only what
+# the API sends users to: nfs4/status.hpp (error.hpp: NFS4ERR_* compare with nfsstat4). The
+# other xdr/rpc/nfs4/transport headers are the libraries' own and stay in the source tree.
+# scripts/check_layers.py holds public code to the same set (PUBLIC_NESTED): change both.
+file(GLOB VNFS_API_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/vnfs/*.hpp)
+install(FILES ${VNFS_API_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/vnfs)
+install(FILES ${PROJECT_SOURCE_DIR}/include/vnfs/nfs4/status.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/vnfs/nfs4)
 
 set(VNFS_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/vnfs)
 install(EXPORT vnfs-targets NAMESPACE vnfs:: DESTINATION ${VNFS_CMAKE_DIR})
