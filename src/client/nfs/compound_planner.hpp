@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,9 @@ struct planned_op {
   std::function<std::error_code(nfs4::nfs_resop4&)> on_ok;
   /// For a READ: where its payload may be received directly (session_engine::submit).
   std::span<std::byte> read_target;
+  /// For a READ or WRITE of registered memory: the region its payload lies in, which the
+  /// COMPOUND carries to the transport (session_engine::submit's `registered`).
+  std::shared_ptr<registration> registered;
 };
 
 /// Where an item's operations start.

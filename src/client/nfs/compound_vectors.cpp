@@ -219,6 +219,7 @@ void compound_vectors::io(std::span<vio> items, bool writing, vresult* out, done
         });
         if (v.region.data()) op.read_target = dst;  // registered memory receives directly
       }
+      if (v.region.data()) op.registered = v.region.registration();
       if (path) {
         plan[*group].ops.push_back(std::move(op));
         group_bytes += n;

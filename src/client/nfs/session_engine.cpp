@@ -29,6 +29,7 @@ struct call {
   std::vector<nfs4::nfs_argop4> ops;  // ops[0] is SEQUENCE when `sequenced`
   compound_done done;
   std::optional<read_plan> reads;  // see session_engine::submit
+  std::vector<std::shared_ptr<registration>> registered;  // regions the payloads lie in
   bool cachethis = false;  // ask the server to cache the reply (calls that must not run twice)
   bool sequenced = true;
   std::uint32_t slot = 0;
@@ -168,7 +169,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       if (it == inflight.end()) continue;  // answered or failed meanwhile
       const call& c = *it->second;
       std::size_t limit = have_session ? fore.ca_maxresponsesize : reply_size_cap;
-      channel->send(c.xid, c.request, c.reads ? &*c.reads : nullptr, std::min(reply_size_bound(c.ops), limit));
+      channel->send(c.xid, c.request, c.reads ? &*c.reads : nullptr, c.registered,
+                    std::min(reply_size_bound(c.ops), limit));
     }
   }
 
@@ -585,7 +587,8 @@ session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::m
 session_engine::~session_engine() { close(); }
 
 void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done done,
-                            std::vector<std::span<std::byte>> read_targets, std::optional<bool> cachethis) {
+                            std::vector<std::span<std::byte>> read_targets, std::optional<bool> cachethis,
+                            std::vector<std::shared_ptr<registration>> registered) {
   std::unique_lock lock(impl_->submit_mu);
   if (impl_->stopped) {  // the I/O thread is gone: complete here, exactly once
     lock.unlock();
@@ -600,6 +603,7 @@ void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done don
   c->done = std::move(done);
   if (!read_targets.empty()) c->reads = plan_reads(c->ops, std::move(read_targets));
   c->cachethis = cachethis.value_or(!idempotent(c->ops));
+  c->registered = std::move(registered);
   asio::post(impl_->io, [self = impl_, c = std::shared_ptr<call>(std::move(c))]() mutable {
     auto owned = std::make_unique<call>(std::move(*c));
     if (self->closing) {

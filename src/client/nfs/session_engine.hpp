@@ -18,6 +18,8 @@
 
 namespace vnfs::detail {
 
+struct registration;
+
 /// The reply to one submitted COMPOUND. `res.resarray[0]` is the SEQUENCE result; opaque
 /// payloads in it are views into `buffer`, or into the caller's read targets.
 struct compound_reply {
@@ -58,9 +60,13 @@ class session_engine {
   /// into compound_reply::buffer (compare the data pointer with the target's). The targets
   /// must stay valid until `done` runs. `cachethis` asks the server to keep the reply for a
   /// retransmission (exactly-once); by default, unless every operation is one that may
-  /// simply run again (lookups, reads).
+  /// simply run again (lookups, reads). `registered`: the registered regions the read
+  /// targets and WRITE payloads lie in (the transport may expose them through its own
+  /// registration of each region, made once; see registration::attachment); held until
+  /// `done` runs.
   void submit(std::vector<nfs4::nfs_argop4> ops, compound_done done, std::vector<std::span<std::byte>> read_targets = {},
-              std::optional<bool> cachethis = std::nullopt);
+              std::optional<bool> cachethis = std::nullopt,
+              std::vector<std::shared_ptr<registration>> registered = {});
 
   /// Fails what is queued and in flight with errc::closed, then destroys the session and the
   /// client ID (best effort, bounded by connect_timeout). Idempotent; blocks.

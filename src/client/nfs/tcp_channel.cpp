@@ -52,7 +52,9 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     });
   }
 
-  void send(std::uint32_t, std::shared_ptr<const xdr::encoder> call, const read_plan*, std::size_t) override {
+  // The socket reads into and writes from any memory: registrations need nothing more here.
+  void send(std::uint32_t, std::shared_ptr<const xdr::encoder> call, const read_plan*,
+            const std::vector<std::shared_ptr<registration>>&, std::size_t) override {
     if (!connected_) return;  // the engine sends again after reconnecting
     outgoing o;
     auto len = static_cast<std::uint32_t>(call->size()) | rpc::last_fragment_bit;
