@@ -334,7 +334,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
           stop = true;
           break;
         }
-        std::error_code e = o.on_ok ? o.on_ok(res[k + 1]) : std::error_code();
+        std::error_code e = o.on_ok ? o.on_ok(res[k + 1], r.placed_at(k + 1)) : std::error_code();
         if (e) fail(o.owner, e), stop = true;
         else ++ok_ops[o.owner];
       }

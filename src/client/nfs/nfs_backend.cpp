@@ -191,7 +191,7 @@ class nfs_backend final : public backend {
           if ((ec = outcome(ec, r))) return done(ec, 0);
           const auto& data = last_of<READ4res>(r).resok4.data;
           if (data.size() > target.size()) return done(make_error_code(errc::protocol_error), 0);
-          if (data.data() != target.data()) {  // arrived in the library's buffer: copy it over
+          if (!r.placed_at(r.res.resarray.size() - 1)) {  // arrived in the library's buffer: copy it over
             std::copy(data.begin(), data.end(), target.begin());
             engine_.note_copied(data.size());
           }

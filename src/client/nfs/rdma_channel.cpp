@@ -65,7 +65,7 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
         });
   }
 
-  void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call, const read_plan* plan,
+  void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call, std::shared_ptr<const read_plan> plan,
             const std::vector<std::shared_ptr<registration>>& registered, std::size_t max_reply) override {
     if (!client_) return;  // the engine sends again after reconnecting
     wc_.sent += call->size();
