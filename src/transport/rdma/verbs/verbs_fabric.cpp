@@ -5,6 +5,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -34,6 +35,9 @@ struct domain {
   ibv_context* ctx = nullptr;
   ibv_pd* pd = nullptr;
   std::uint32_t max_rd_atom = 1;
+  // fabric::register_memory's registrations (not the fabric's own message buffers).
+  std::atomic<std::uint64_t> registrations_made{0};
+  std::atomic<std::uint64_t> registrations_live{0};
 
   domain() {
     int n = 0;
@@ -61,8 +65,14 @@ struct domain {
 class verbs_registration final : public memory_registration {
  public:
   verbs_registration(std::shared_ptr<domain> d, ibv_mr* mr, remote_access a)
-      : memory_registration(mr->rkey, static_cast<std::byte*>(mr->addr), mr->length, a), d_(std::move(d)), mr_(mr) {}
-  ~verbs_registration() override { ibv_dereg_mr(mr_); }  // the rkey is invalid from here on
+      : memory_registration(mr->rkey, static_cast<std::byte*>(mr->addr), mr->length, a), d_(std::move(d)), mr_(mr) {
+    d_->registrations_made++;
+    d_->registrations_live++;
+  }
+  ~verbs_registration() override {
+    ibv_dereg_mr(mr_);  // the rkey is invalid from here on
+    d_->registrations_live--;
+  }
 
  private:
   std::shared_ptr<domain> d_;
@@ -458,6 +468,7 @@ class verbs_fabric final : public std::enable_shared_from_this<verbs_fabric> {
     if (!mr) throw_errno("verbs: ibv_reg_mr");
     return std::make_unique<verbs_registration>(d_, mr, a);
   }
+  registration_counts registrations() const { return {d_->registrations_made.load(), d_->registrations_live.load()}; }
 
   std::unique_ptr<listener> listen(const std::string& host, std::uint16_t port, const endpoint_options& opts,
                                    fabric::accept_handler on_accept) {
@@ -654,6 +665,7 @@ class fabric_handle final : public fabric {
   std::unique_ptr<memory_registration> register_memory(void* data, std::size_t size, remote_access a) override {
     return impl_->register_memory(data, size, a);
   }
+  registration_counts registrations() const override { return impl_->registrations(); }
   std::unique_ptr<listener> listen(const std::string& host, std::uint16_t port, const endpoint_options& opts,
                                    accept_handler on_accept) override {
     return impl_->listen(host, port, opts, std::move(on_accept));
