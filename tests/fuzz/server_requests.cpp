@@ -7,7 +7,8 @@
 //         SEQUENCE, then the fuzzer's bytes as the remaining operations — so the handlers
 //         themselves are reached.
 // Properties: handle() never throws; a call gets a reply that decodes as an RPC reply to
-// its xid (and as a COMPOUND4res when accepted); nothing beside the export changes.
+// its xid (and, when accepted with results, as a COMPOUND4res); nothing beside the export
+// changes.
 // State (files, opens, the session) carries over from input to input, as on a real server.
 #include <stdlib.h>
 
@@ -99,7 +100,8 @@ struct harness {
     rpc::reply_header h = rpc::decode_reply(rd);  // must decode: vnfsd wrote it
     if (expect_xid) fuzz::require(h.xid == *expect_xid, "the reply answers the call's xid");
     if (!h.is_success()) return std::nullopt;
-    return xdr::decode<COMPOUND4res>(rd);
+    if (rd.remaining() == 0) return std::nullopt;  // the NULL procedure's empty result
+    return xdr::decode<COMPOUND4res>(rd);         // vnfsd's COMPOUND reply must decode
   }
 
   COMPOUND4res compound(std::vector<nfs_argop4> ops) {
