@@ -175,6 +175,10 @@ int main() try {
               << (s.fore().ca_maxrequestsize >> 10) << " KiB per COMPOUND, "
               << s.fore().ca_maxrequests << " slots\n";
 
+    // A new client ID has no locks to reclaim, but says so before its first OPEN (RFC 8881
+    // §18.51.3): until then the server answers OPEN with NFS4ERR_GRACE.
+    run(s, "reclaim complete: nothing to reclaim", {RECLAIM_COMPLETE4args{false}});
+
     CREATE4args mkdir;
     mkdir.objtype.type = nfs_ftype4::NF4DIR;
     mkdir.objname = "docs";

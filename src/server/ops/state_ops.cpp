@@ -137,6 +137,12 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
           nfs4::OPEN4_SHARE_ACCESS_WANT_CANCEL)
     return fail(nfsstat4::NFS4ERR_INVAL);
 
+  const bool reclaim = a.claim.claim == nfs4::open_claim_type4::CLAIM_PREVIOUS ||
+                       a.claim.claim == nfs4::open_claim_type4::CLAIM_DELEGATE_PREV ||
+                       a.claim.claim == nfs4::open_claim_type4::CLAIM_DELEG_PREV_FH;
+  if (!reclaim && !ctx.server.clients.reclaims_completed(ctx.clientid))
+    return fail(nfsstat4::NFS4ERR_GRACE);  // §18.51.3: RECLAIM_COMPLETE comes first
+
   const bool create = a.openhow.opentype == nfs4::opentype4::OPEN4_CREATE;
   fs::object file;
   bool created = false;
@@ -325,6 +331,10 @@ nfs4::LOCK4res handle(compound_context& ctx, const nfs4::LOCK4args& a) {
   if ((res.status = current_file(ctx, req.file)) != nfsstat4::NFS4_OK) return res;
   if (a.reclaim) {
     res.status = nfsstat4::NFS4ERR_NO_GRACE;
+    return res;
+  }
+  if (!ctx.server.clients.reclaims_completed(ctx.clientid)) {
+    res.status = nfsstat4::NFS4ERR_GRACE;  // §18.51.3: RECLAIM_COMPLETE comes first
     return res;
   }
   req.client = ctx.clientid;

@@ -254,6 +254,12 @@ bool client_table::is_confirmed(nfs4::clientid4 id) const {
   return it != clients_.end() && it->second.confirmed;
 }
 
+bool client_table::reclaims_completed(nfs4::clientid4 id) const {
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(id);
+  return it != clients_.end() && it->second.reclaim_complete;
+}
+
 void client_table::renew(nfs4::clientid4 id) {
   std::lock_guard lock(mu_);
   auto it = clients_.find(id);

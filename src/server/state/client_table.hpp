@@ -69,6 +69,9 @@ class client_table {
   std::shared_ptr<session> find_session(const nfs4::sessionid4& id) const;
   /// Whether the client exists and is confirmed.
   bool is_confirmed(nfs4::clientid4 id) const;
+  /// Whether the client has sent RECLAIM_COMPLETE (rca_one_fs FALSE): until then its
+  /// non-reclaim locking operations answer NFS4ERR_GRACE (RFC 8881 §18.51.3).
+  bool reclaims_completed(nfs4::clientid4 id) const;
   /// Marks the client as active now (SEQUENCE).
   void renew(nfs4::clientid4 id);
   std::vector<nfs4::clientid4> expire_idle(clock::time_point now);
