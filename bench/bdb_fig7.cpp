@@ -33,9 +33,9 @@
 
 #include "bench_util.hpp"
 #include "vnfs/bdb/attach.hpp"
-#include "vnfs/test/netdelay_process.hpp"
-#include "vnfs/test/temp_dir.hpp"
-#include "vnfs/test/vnfsd_process.hpp"
+#include "vnfs/bench/netdelay_process.hpp"
+#include "vnfs/bench/temp_dir.hpp"
+#include "vnfs/bench/vnfsd_process.hpp"
 
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
@@ -188,9 +188,9 @@ int main(int argc, char** argv) try {
   const std::size_t cache = cache_mib << 20;
   const std::vector<double> mults = {0.25, 0.5, 1, 2, 4};
 
-  vnfs::test::temp_dir local, exp;
-  vnfs::test::vnfsd_process vnfsd(exp.path(), {"--rdma", "cma:127.0.0.1:0"});
-  vnfs::test::netdelay_process nd("127.0.0.1", vnfsd.port(), delay);
+  vnfs::bench::temp_dir local, exp;
+  vnfs::bench::vnfsd_process vnfsd(exp.path(), {"--rdma", "cma:127.0.0.1:0"});
+  vnfs::bench::netdelay_process nd("127.0.0.1", vnfsd.port(), delay);
   const std::string tcp = "nfs://127.0.0.1:" + std::to_string(vnfsd.port()) + "/";
   struct config {
     std::string name, url;

@@ -26,8 +26,8 @@
 
 #include "bench_util.hpp"
 #include "vnfs/client.hpp"
-#include "vnfs/test/temp_dir.hpp"
-#include "vnfs/test/vnfsd_process.hpp"
+#include "vnfs/bench/temp_dir.hpp"
+#include "vnfs/bench/vnfsd_process.hpp"
 
 namespace po = boost::program_options;
 using clock_type = std::chrono::steady_clock;
@@ -145,10 +145,10 @@ int main(int argc, char** argv) try {
   if (max_reads == 0) throw std::runtime_error("--max-reads must be positive");
   const std::size_t file_size = std::size_t(file_mib) << 20;
 
-  vnfs::test::temp_dir dir("vnfs-bench-client-io");
+  vnfs::bench::temp_dir dir("vnfs-bench-client-io");
   std::fprintf(stderr, "writing a %u MiB file ...\n", file_mib);
   vnfs::bench::write_offset_file(dir.path() / "bench.dat", file_size);
-  vnfs::test::vnfsd_process server(dir.path(), {"--threads", std::to_string(server_threads)});
+  vnfs::bench::vnfsd_process server(dir.path(), {"--threads", std::to_string(server_threads)});
   std::string url = "nfs://" + server.host() + ":" + std::to_string(server.port()) + "/";
   std::fprintf(stderr, "vnfsd (pid %d) on %s\n", static_cast<int>(server.pid()), url.c_str());
   vnfs::client c = vnfs::client::connect(url);

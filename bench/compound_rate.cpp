@@ -24,9 +24,9 @@
 #include "bench_util.hpp"
 #include "client/blocking_session.hpp"
 #include "vnfs/nfs4/nfs4.hpp"
-#include "vnfs/test/ganesha_process.hpp"
-#include "vnfs/test/temp_dir.hpp"
-#include "vnfs/test/vnfsd_process.hpp"
+#include "vnfs/bench/ganesha_process.hpp"
+#include "vnfs/bench/temp_dir.hpp"
+#include "vnfs/bench/vnfsd_process.hpp"
 
 using namespace vnfs;
 using namespace vnfs::nfs4;
@@ -142,19 +142,19 @@ int main(int argc, char** argv) try {
 
   std::vector<result> results;
   for (const auto& server : bench::split_list(servers, ',')) {
-    std::unique_ptr<test::temp_dir> dir;
-    std::unique_ptr<test::vnfsd_process> vnfsd;
-    std::unique_ptr<test::ganesha_process> ganesha;
+    std::unique_ptr<bench::temp_dir> dir;
+    std::unique_ptr<bench::vnfsd_process> vnfsd;
+    std::unique_ptr<bench::ganesha_process> ganesha;
     target t;
     t.name = server;
     if (server == "vnfsd") {
-      dir = std::make_unique<test::temp_dir>("vnfs-bench");
+      dir = std::make_unique<bench::temp_dir>("vnfs-bench");
       bench::write_offset_file(dir->path() / "bench.dat", file_size);
-      vnfsd = std::make_unique<test::vnfsd_process>(dir->path(), std::vector<std::string>{"--threads", "4"});
+      vnfsd = std::make_unique<bench::vnfsd_process>(dir->path(), std::vector<std::string>{"--threads", "4"});
       t.host = vnfsd->host();
       t.port = vnfsd->port();
     } else if (server == "ganesha") {
-      ganesha = std::make_unique<test::ganesha_process>();
+      ganesha = std::make_unique<bench::ganesha_process>();
       bench::write_offset_file(ganesha->export_dir() / "bench.dat", file_size);
       t.host = ganesha->host();
       t.port = ganesha->port();

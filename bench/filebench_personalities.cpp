@@ -53,9 +53,9 @@
 
 #include "bench_util.hpp"
 #include "vnfs/client.hpp"
-#include "vnfs/test/netdelay_process.hpp"
-#include "vnfs/test/temp_dir.hpp"
-#include "vnfs/test/vnfsd_process.hpp"
+#include "vnfs/bench/netdelay_process.hpp"
+#include "vnfs/bench/temp_dir.hpp"
+#include "vnfs/bench/vnfsd_process.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -717,7 +717,7 @@ int main(int argc, char** argv) try {
     if (d != "direct" && !(std::stod(d) >= 0 && std::stod(d) <= 1000)) fail("bad delay '" + d + "'");
 
   auto started = clock_type::now();
-  vnfs::test::temp_dir dir("vnfs-bench-filebench");
+  vnfs::bench::temp_dir dir("vnfs-bench-filebench");
   std::vector<std::unique_ptr<fileset>> sets;
   rng_type g(seed);
   for (auto* p : chosen) {
@@ -726,19 +726,19 @@ int main(int argc, char** argv) try {
     sets.push_back(std::make_unique<fileset>(p->files, p->dirwidth));
     sets.back()->populate(dir.path() / p->name, p->prealloc, p->file_size, g);
   }
-  vnfs::test::vnfsd_process vnfsd(dir.path(), std::vector<std::string>{"--threads", std::to_string(server_threads)});
+  vnfs::bench::vnfsd_process vnfsd(dir.path(), std::vector<std::string>{"--threads", std::to_string(server_threads)});
 
   std::vector<run_result> runs;
   std::vector<ratio> ratios;
   for (std::size_t pi = 0; pi < chosen.size(); ++pi) {
     const personality& p = *chosen[pi];
     for (const auto& delay : delay_list) {
-      std::unique_ptr<vnfs::test::netdelay_process> proxy;
+      std::unique_ptr<vnfs::bench::netdelay_process> proxy;
       std::string host = vnfsd.host();
       std::uint16_t port = vnfsd.port();
       double rtt = 0;
       if (delay != "direct") {
-        proxy = std::make_unique<vnfs::test::netdelay_process>(vnfsd.host(), vnfsd.port(), delay);
+        proxy = std::make_unique<vnfs::bench::netdelay_process>(vnfsd.host(), vnfsd.port(), delay);
         host = proxy->host();
         port = proxy->port();
         rtt = 2 * std::stod(delay);

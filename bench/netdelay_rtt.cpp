@@ -36,7 +36,7 @@
 #include <boost/program_options.hpp>
 
 #include "bench_util.hpp"
-#include "vnfs/test/netdelay_process.hpp"
+#include "vnfs/bench/netdelay_process.hpp"
 
 namespace po = boost::program_options;
 using clock_type = std::chrono::steady_clock;
@@ -276,7 +276,7 @@ int main(int argc, char** argv) try {
   };
   run_rtt("direct", 0, echo_server.port());
   for (const auto& d : vnfs::bench::split_list(delays)) {
-    vnfs::test::netdelay_process proxy("127.0.0.1", echo_server.port(), d);
+    vnfs::bench::netdelay_process proxy("127.0.0.1", echo_server.port(), d);
     run_rtt("netdelay", std::stod(d), proxy.port());
     if (!proxy.stop().success()) throw std::runtime_error("vnfs-netdelay did not exit cleanly");
   }
@@ -297,7 +297,7 @@ int main(int argc, char** argv) try {
   };
   run_tp("direct", 0, sink_server.port());
   for (const auto& d : vnfs::bench::split_list(throughput_delays)) {
-    vnfs::test::netdelay_process proxy("127.0.0.1", sink_server.port(), d);
+    vnfs::bench::netdelay_process proxy("127.0.0.1", sink_server.port(), d);
     run_tp("netdelay", std::stod(d), proxy.port());
     if (!proxy.stop().success()) throw std::runtime_error("vnfs-netdelay did not exit cleanly");
   }

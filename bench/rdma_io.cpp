@@ -36,8 +36,8 @@
 
 #include "bench_util.hpp"
 #include "vnfs/client.hpp"
-#include "vnfs/test/temp_dir.hpp"
-#include "vnfs/test/vnfsd_process.hpp"
+#include "vnfs/bench/temp_dir.hpp"
+#include "vnfs/bench/vnfsd_process.hpp"
 
 namespace po = boost::program_options;
 using clock_type = std::chrono::steady_clock;
@@ -310,7 +310,7 @@ int main(int argc, char** argv) try {
   if (max_gib == 0 || max_gib > 1024) throw std::runtime_error("--max-gib must be 1..1024");
   const std::size_t file_size = std::size_t(file_mib) << 20;
 
-  vnfs::test::temp_dir dir("vnfs-bench-rdma-io");
+  vnfs::bench::temp_dir dir("vnfs-bench-rdma-io");
   std::fprintf(stderr, "writing a %u MiB file ...\n", file_mib);
   vnfs::bench::write_offset_file(dir.path() / "bench.dat", file_size);
   if (small_size < 8 || small_size > (1u << 20)) throw std::runtime_error("--small-size must be 8..1048576");
@@ -324,7 +324,7 @@ int main(int argc, char** argv) try {
     std::ofstream(dir.path() / "small" / std::to_string(i), std::ios::binary)
         .write(reinterpret_cast<const char*>(content.data()), static_cast<std::streamsize>(content.size()));
   }
-  vnfs::test::vnfsd_process server(dir.path(), {"--threads", std::to_string(server_threads), "--rdma", "cma:127.0.0.1:0"});
+  vnfs::bench::vnfsd_process server(dir.path(), {"--threads", std::to_string(server_threads), "--rdma", "cma:127.0.0.1:0"});
   std::fprintf(stderr, "vnfsd (pid %d): tcp port %u, rdma+cma port %u\n", static_cast<int>(server.pid()),
                server.port(), server.rdma_port());
 

@@ -36,10 +36,10 @@
 
 #include "bench_util.hpp"
 #include "vnfs/client.hpp"
-#include "vnfs/test/ganesha_process.hpp"
-#include "vnfs/test/netdelay_process.hpp"
-#include "vnfs/test/temp_dir.hpp"
-#include "vnfs/test/vnfsd_process.hpp"
+#include "vnfs/bench/ganesha_process.hpp"
+#include "vnfs/bench/netdelay_process.hpp"
+#include "vnfs/bench/temp_dir.hpp"
+#include "vnfs/bench/vnfsd_process.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -217,7 +217,7 @@ std::string size_name(std::size_t n) {
 
 /// The proxy (when delay is not "direct") and the URL to reach `t` through it.
 struct path_to {
-  std::unique_ptr<vnfs::test::netdelay_process> proxy;
+  std::unique_ptr<vnfs::bench::netdelay_process> proxy;
   std::string url;
   double rtt_ms = 0;
 };
@@ -227,7 +227,7 @@ path_to route(const target& t, const std::string& delay) {
   std::string host = t.host;
   std::uint16_t port = t.port;
   if (delay != "direct") {
-    p.proxy = std::make_unique<vnfs::test::netdelay_process>(t.host, t.port, delay);
+    p.proxy = std::make_unique<vnfs::bench::netdelay_process>(t.host, t.port, delay);
     host = p.proxy->host();
     port = p.proxy->port();
     p.rtt_ms = 2 * std::stod(delay);
@@ -377,22 +377,22 @@ int main(int argc, char** argv) try {
   fill_words(buf.data(), buf.size(), 0);
 
   for (const auto& server : vnfs::bench::split_list(servers)) {
-    vnfs::test::temp_dir dir("vnfs-bench-experiments");
-    std::unique_ptr<vnfs::test::vnfsd_process> vnfsd;
-    std::unique_ptr<vnfs::test::ganesha_process> ganesha;
+    vnfs::bench::temp_dir dir("vnfs-bench-experiments");
+    std::unique_ptr<vnfs::bench::vnfsd_process> vnfsd;
+    std::unique_ptr<vnfs::bench::ganesha_process> ganesha;
     target t;
     t.name = server;
     std::vector<std::string> modes = {"vec", "scalar"};
     if (server == "vnfsd") {
       std::fprintf(stderr, "[%s] creating the data sets ...\n", server.c_str());
       populate(dir.path());
-      vnfsd = std::make_unique<vnfs::test::vnfsd_process>(
+      vnfsd = std::make_unique<vnfs::bench::vnfsd_process>(
           dir.path(), std::vector<std::string>{"--threads", std::to_string(server_threads)});
       t.host = vnfsd->host();
       t.port = vnfsd->port();
     } else if (server == "ganesha") {
       try {
-        ganesha = std::make_unique<vnfs::test::ganesha_process>();
+        ganesha = std::make_unique<vnfs::bench::ganesha_process>();
       } catch (const std::exception& e) {
         std::fprintf(stderr, "[ganesha] skipped: %s\n", e.what());
         continue;

@@ -2,9 +2,10 @@
 #
 #   cmake --install <build> --prefix P
 #
-# gives P/include/vnfs/** (public API and the protocol/transport headers it rests on),
-# P/lib/libvnfs_{client,transport,protocol}.a, P/lib/cmake/vnfs/ (find_package(vnfs) ->
-# target vnfs::client), P/lib/pkgconfig/vnfs.pc and P/bin/{vnfsd,vnfs,vnfs-demo}.
+# gives P/include/vnfs/*.hpp (the public API) and P/include/vnfs/nfs4/status.hpp,
+# P/lib/libvnfs_{client,transport,protocol}.a, P/lib/libvnfs_server{,_fs}.a, P/lib/cmake/vnfs/
+# (find_package(vnfs) -> targets vnfs::client and vnfs::server, the embedded vnfsd),
+# P/lib/pkgconfig/{vnfs,vnfs-server}.pc and P/bin/{vnfsd,vnfs,vnfs-demo}.
 # Both the CMake package and vnfs.pc locate the prefix relative to their own file, so an
 # install tree can be moved (and `--prefix` at install time needs no re-configure).
 include(GNUInstallDirs)
@@ -41,11 +42,21 @@ function(_vnfs_visit target)
   endforeach()
   set_property(GLOBAL APPEND PROPERTY _VNFS_POSTORDER ${target})
 endfunction()
-_vnfs_visit(vnfs_client)
-get_property(VNFS_EXPORTED_LIBRARIES GLOBAL PROPERTY _VNFS_POSTORDER)
-list(REVERSE VNFS_EXPORTED_LIBRARIES)
-get_property(VNFS_IMPORTED_DEPS GLOBAL PROPERTY _VNFS_IMPORTED_DEPS)
-list(REMOVE_DUPLICATES VNFS_IMPORTED_DEPS)
+# The client's libraries (vnfs.pc), then those vnfs_server adds to them (vnfs-server.pc).
+function(_vnfs_collect root libraries_var deps_var)
+  set_property(GLOBAL PROPERTY _VNFS_POSTORDER "")
+  set_property(GLOBAL PROPERTY _VNFS_IMPORTED_DEPS "")
+  _vnfs_visit(${root})
+  get_property(libraries GLOBAL PROPERTY _VNFS_POSTORDER)
+  list(REVERSE libraries)
+  get_property(deps GLOBAL PROPERTY _VNFS_IMPORTED_DEPS)
+  list(REMOVE_DUPLICATES deps)
+  set(${libraries_var} ${libraries} PARENT_SCOPE)
+  set(${deps_var} ${deps} PARENT_SCOPE)
+endfunction()
+_vnfs_collect(vnfs_client VNFS_CLIENT_LIBRARIES VNFS_CLIENT_DEPS)
+_vnfs_collect(vnfs_server VNFS_SERVER_LIBRARIES VNFS_SERVER_DEPS)
+set(VNFS_EXPORTED_LIBRARIES ${VNFS_CLIENT_LIBRARIES} ${VNFS_SERVER_LIBRARIES})
 
 # Exported as vnfs::<name without "vnfs_">; in-tree code (examples) may use the same names.
 foreach(lib IN LISTS VNFS_EXPORTED_LIBRARIES)
@@ -56,40 +67,57 @@ foreach(lib IN LISTS VNFS_EXPORTED_LIBRARIES)
   endif()
 endforeach()
 
-# What the imported dependencies need in vnfsConfig.cmake (find_dependency) and in vnfs.pc
-# (Requires). Threads and Boost are always there: the public headers use Asio.
+# What imported dependencies need in vnfsConfig.cmake (find_dependency, appended to
+# VNFS_CONFIG_DEPENDENCIES) and in a .pc file (Requires, returned in pc_requires_var).
 set(VNFS_CONFIG_DEPENDENCIES "find_dependency(Threads)\nfind_dependency(Boost 1.74)")
-set(VNFS_PC_REQUIRES "")
-foreach(dep IN LISTS VNFS_IMPORTED_DEPS)
-  if(dep MATCHES "^OpenSSL::(Crypto|SSL)$")
-    if(NOT VNFS_CONFIG_DEPENDENCIES MATCHES "OpenSSL")
-      string(APPEND VNFS_CONFIG_DEPENDENCIES "\nfind_dependency(OpenSSL)")
+function(_vnfs_dependency_rules deps pc_requires_var)
+  set(config "${VNFS_CONFIG_DEPENDENCIES}")
+  set(requires "")
+  foreach(dep IN LISTS deps)
+    if(dep MATCHES "^OpenSSL::(Crypto|SSL)$")
+      set(component ${CMAKE_MATCH_1})
+      if(NOT config MATCHES "OpenSSL")
+        string(APPEND config "\nfind_dependency(OpenSSL)")
+      endif()
+      if(component STREQUAL "SSL")
+        list(APPEND requires libssl)
+      endif()
+      list(APPEND requires libcrypto)
+    elseif(dep STREQUAL "PkgConfig::TIRPC")
+      if(NOT config MATCHES "TIRPC")
+        string(APPEND config
+          "\nfind_dependency(PkgConfig)\npkg_check_modules(TIRPC REQUIRED IMPORTED_TARGET libtirpc)")
+      endif()
+      list(APPEND requires libtirpc)
+    elseif(dep MATCHES "^PkgConfig::(IBVERBS|RDMACM)$")
+      # RPC-over-RDMA's verbs provider (vnfs_transport_rdma).
+      set(prefix ${CMAKE_MATCH_1})
+      if(prefix STREQUAL "IBVERBS")
+        set(module libibverbs)
+      else()
+        set(module librdmacm)
+      endif()
+      if(NOT config MATCHES "${prefix}")
+        string(APPEND config
+          "\nfind_dependency(PkgConfig)\npkg_check_modules(${prefix} REQUIRED IMPORTED_TARGET ${module})")
+      endif()
+      list(APPEND requires ${module})
+    elseif(NOT dep MATCHES "^(Threads::Threads|Boost::headers|Boost::boost)$")
+      message(WARNING "vnfs packaging: ${dep}, linked by the installed libraries, is not found by "
+                      "vnfsConfig.cmake nor required by a .pc file: add it in cmake/vnfs_install.cmake")
     endif()
-    if(CMAKE_MATCH_1 STREQUAL "SSL")
-      list(APPEND VNFS_PC_REQUIRES libssl)
-    endif()
-    list(APPEND VNFS_PC_REQUIRES libcrypto)
-  elseif(dep STREQUAL "PkgConfig::TIRPC")
-    string(APPEND VNFS_CONFIG_DEPENDENCIES
-      "\nfind_dependency(PkgConfig)\npkg_check_modules(TIRPC REQUIRED IMPORTED_TARGET libtirpc)")
-    list(APPEND VNFS_PC_REQUIRES libtirpc)
-  elseif(dep MATCHES "^PkgConfig::(IBVERBS|RDMACM)$")
-    # RPC-over-RDMA's verbs provider (vnfs_transport_rdma).
-    if(CMAKE_MATCH_1 STREQUAL "IBVERBS")
-      set(_vnfs_pc_module libibverbs)
-    else()
-      set(_vnfs_pc_module librdmacm)
-    endif()
-    string(APPEND VNFS_CONFIG_DEPENDENCIES
-      "\nfind_dependency(PkgConfig)\npkg_check_modules(${CMAKE_MATCH_1} REQUIRED IMPORTED_TARGET ${_vnfs_pc_module})")
-    list(APPEND VNFS_PC_REQUIRES ${_vnfs_pc_module})
-  elseif(NOT dep MATCHES "^(Threads::Threads|Boost::headers|Boost::boost)$")
-    message(WARNING "vnfs packaging: ${dep}, linked by the installed libraries, is not found by "
-                    "vnfsConfig.cmake nor required by vnfs.pc: add it in cmake/vnfs_install.cmake")
-  endif()
-endforeach()
-list(REMOVE_DUPLICATES VNFS_PC_REQUIRES)
-string(REPLACE ";" ", " VNFS_PC_REQUIRES "${VNFS_PC_REQUIRES}")
+  endforeach()
+  list(REMOVE_DUPLICATES requires)
+  string(REPLACE ";" ", " requires "${requires}")
+  set(VNFS_CONFIG_DEPENDENCIES "${config}" PARENT_SCOPE)
+  set(${pc_requires_var} "${requires}" PARENT_SCOPE)
+endfunction()
+_vnfs_dependency_rules("${VNFS_CLIENT_DEPS}" VNFS_PC_REQUIRES)
+_vnfs_dependency_rules("${VNFS_SERVER_DEPS}" VNFS_SERVER_PC_REQUIRES)
+set(VNFS_SERVER_PC_REQUIRES_SEP "")
+if(VNFS_SERVER_PC_REQUIRES)
+  set(VNFS_SERVER_PC_REQUIRES_SEP ", ")
+endif()
 
 install(TARGETS ${VNFS_EXPORTED_LIBRARIES}
   EXPORT vnfs-targets
@@ -98,11 +126,13 @@ install(TARGETS ${VNFS_EXPORTED_LIBRARIES}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS vnfsd vnfs vnfs-demo RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-# Public headers: the whole include/vnfs tree (the API headers and the xdr/rpc/nfs4/transport
-# headers they and advanced users include). Test-support headers live elsewhere.
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/vnfs
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  FILES_MATCHING PATTERN "*.hpp")
+# Public headers: the API (include/vnfs/*.hpp) and, of the protocol layers below it, only what
+# the API sends users to: nfs4/status.hpp (error.hpp: NFS4ERR_* compare with nfsstat4). The
+# other xdr/rpc/nfs4/transport headers are the libraries' own and stay in the source tree.
+# scripts/check_layers.py holds public code to the same set (PUBLIC_NESTED): change both.
+file(GLOB VNFS_API_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/include/vnfs/*.hpp)
+install(FILES ${VNFS_API_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/vnfs)
+install(FILES ${PROJECT_SOURCE_DIR}/include/vnfs/nfs4/status.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/vnfs/nfs4)
 
 set(VNFS_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/vnfs)
 install(EXPORT vnfs-targets NAMESPACE vnfs:: DESTINATION ${VNFS_CMAKE_DIR})
@@ -117,14 +147,20 @@ install(FILES ${PROJECT_BINARY_DIR}/vnfsConfig.cmake ${PROJECT_BINARY_DIR}/vnfsC
 # vnfs.pc. The libraries are static, so their dependencies go into Libs/Requires (not the
 # .private fields): a consumer links them whether or not it passes --static.
 set(VNFS_PC_LIBS "")
-foreach(lib IN LISTS VNFS_EXPORTED_LIBRARIES)
+foreach(lib IN LISTS VNFS_CLIENT_LIBRARIES)
   string(APPEND VNFS_PC_LIBS " -l${lib}")
+endforeach()
+set(VNFS_SERVER_PC_LIBS "")
+foreach(lib IN LISTS VNFS_SERVER_LIBRARIES)
+  string(APPEND VNFS_SERVER_PC_LIBS " -l${lib}")
 endforeach()
 file(RELATIVE_PATH VNFS_PC_PREFIX_FROM_PCDIR
   /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 string(REGEX REPLACE "/$" "" VNFS_PC_PREFIX_FROM_PCDIR "${VNFS_PC_PREFIX_FROM_PCDIR}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/vnfs.pc.in ${PROJECT_BINARY_DIR}/vnfs.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/vnfs.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/vnfs-server.pc.in ${PROJECT_BINARY_DIR}/vnfs-server.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/vnfs.pc ${PROJECT_BINARY_DIR}/vnfs-server.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 # ---- The Berkeley DB adapter (adapters/bdb): vnfs::bdb in the same export set, its header,
 # vnfs-bdb.pc and the drop-in libvnfs_bdb_preload.so. Consumers link their Berkeley DB

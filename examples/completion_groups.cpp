@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "embedded_vnfsd.hpp"
 #include "vnfs/client.hpp"
+#include "vnfs/embedded_server.hpp"
 
 namespace {
 
@@ -31,8 +31,9 @@ std::byte pattern(std::size_t offset) { return std::byte((offset / block_size * 
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::optional<vnfs::examples::embedded_vnfsd> server;
-  const std::string url = argc > 1 ? argv[1] : server.emplace().url();
+  std::optional<vnfs::embedded_server> server;  // without a URL: vnfsd in this process
+  if (argc < 2) server.emplace().start();
+  const std::string url = server ? server->url() : argv[1];
   vnfs::client c = vnfs::client::connect(url);
 
   std::vector<std::byte> content(block_size * blocks);

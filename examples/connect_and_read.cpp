@@ -15,12 +15,13 @@
 #include <system_error>
 #include <vector>
 
-#include "embedded_vnfsd.hpp"
 #include "vnfs/client.hpp"
+#include "vnfs/embedded_server.hpp"
 
 int main(int argc, char** argv) try {
-  std::optional<vnfs::examples::embedded_vnfsd> server;
-  const std::string url = argc > 1 ? argv[1] : server.emplace().url();
+  std::optional<vnfs::embedded_server> server;  // without a URL: vnfsd in this process
+  if (argc < 2) server.emplace().start();
+  const std::string url = server ? server->url() : argv[1];
 
   // One client = one connection (an NFSv4.1 session for nfs://). Paths are relative to the
   // URL's path.

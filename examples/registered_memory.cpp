@@ -20,12 +20,13 @@
 
 #include <boost/asio/use_future.hpp>
 
-#include "embedded_vnfsd.hpp"
 #include "vnfs/client.hpp"
+#include "vnfs/embedded_server.hpp"
 
 int main(int argc, char** argv) try {
-  std::optional<vnfs::examples::embedded_vnfsd> server;
-  const std::string url = argc > 1 ? argv[1] : server.emplace().url();
+  std::optional<vnfs::embedded_server> server;  // without a URL: vnfsd in this process
+  if (argc < 2) server.emplace().start();
+  const std::string url = server ? server->url() : argv[1];
   vnfs::client c = vnfs::client::connect(url);
 
   // One region, used in halves: the first half is the source of writes, the second the

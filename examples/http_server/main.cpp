@@ -46,8 +46,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/program_options.hpp>
 
-#include "../embedded_vnfsd.hpp"
 #include "vnfs/client.hpp"
+#include "vnfs/embedded_server.hpp"
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -438,13 +438,11 @@ int main(int argc, char** argv) {
   }
 
   try {
-    std::optional<vnfs::examples::embedded_vnfsd> server;
+    std::optional<vnfs::embedded_server> server;
     if (url.empty()) {
-      if (export_dir.empty()) {
-        write_samples(server.emplace().export_dir());
-      } else {
-        server.emplace(std::filesystem::path(export_dir));
-      }
+      server.emplace(vnfs::server_options{.export_dir = export_dir});  // empty: a temporary directory
+      if (export_dir.empty()) write_samples(server->export_dir());
+      server->start();
       url = server->url();
     }
 

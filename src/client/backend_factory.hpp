@@ -6,7 +6,7 @@
 #include <string>
 
 #include "client/backend.hpp"
-#include "client/url.hpp"
+#include "vnfs/url.hpp"
 
 namespace vnfs::detail {
 

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "client/backend.hpp"
-#include "client/url.hpp"
+#include "vnfs/url.hpp"
 
 namespace vnfs::detail {
 

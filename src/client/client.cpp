@@ -14,7 +14,7 @@
 #include "client/backends.hpp"
 #include "client/memory/registration.hpp"
 #include "client/path.hpp"
-#include "client/url.hpp"
+#include "vnfs/url.hpp"
 
 namespace vnfs {
 
@@ -267,7 +267,7 @@ client::~client() {
 }
 
 client client::connect(std::string_view text, client_options options) {
-  detail::url u = detail::parse_url(text);
+  url u = parse_url(text);
   detail::backend_factory factory;
   {
     std::lock_guard lock(detail::factories_mutex());

@@ -1,16 +1,19 @@
 // vnfs client: URL parsing (RFC 3986 syntax, restricted to what connect() accepts).
-#include "client/url.hpp"
+#include "vnfs/url.hpp"
 
 #include <system_error>
 
 #include "vnfs/error.hpp"
 
-namespace vnfs::detail {
+namespace vnfs {
 namespace {
 
-[[noreturn]] void fail(std::string_view text, const std::string& what) {
-  throw std::system_error(make_error_code(errc::bad_url), "vnfs: bad URL '" + std::string(text) + "': " + what);
-}
+/// What is wrong with a URL: thrown by the parser, caught by try_parse_url.
+struct bad_url {
+  std::string reason;
+};
+
+[[noreturn]] void fail(std::string_view, const std::string& what) { throw bad_url{what}; }
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -121,9 +124,7 @@ void parse_authority(std::string_view text, std::string_view auth, url& u, std::
   u.port = static_cast<std::uint16_t>(v);
 }
 
-}  // namespace
-
-url parse_url(std::string_view text) {
+url parse_text(std::string_view text) {
   auto sep = text.find("://");
   if (sep == std::string_view::npos || sep == 0) fail(text, "no scheme (nfs://, nfs+rdma:// or file://)");
   url u;
@@ -158,4 +159,58 @@ url parse_url(std::string_view text) {
   return u;
 }
 
-}  // namespace vnfs::detail
+/// Appends `s` to `out` with every byte outside `keep` (and outside the unreserved characters
+/// of RFC 3986) percent-encoded.
+void percent_encode(std::string& out, std::string_view s, std::string_view keep) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  for (char c : s) {
+    if (is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
+        keep.find(c) != std::string_view::npos) {
+      out += c;
+    } else {
+      auto b = static_cast<unsigned char>(c);
+      out += '%';
+      out += hex[b >> 4];
+      out += hex[b & 15];
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<url> try_parse_url(std::string_view text, std::string& reason) {
+  try {
+    return parse_text(text);
+  } catch (bad_url& e) {
+    reason = std::move(e.reason);
+    return std::nullopt;
+  }
+}
+
+url parse_url(std::string_view text) {
+  std::string reason;
+  std::optional<url> u = try_parse_url(text, reason);
+  if (!u) throw std::system_error(make_error_code(errc::bad_url), "vnfs: bad URL '" + std::string(text) + "': " + reason);
+  return std::move(*u);
+}
+
+std::string to_string(const url& u) {
+  std::string out = u.scheme + "://";
+  if (u.scheme != "file") {
+    out += u.host.find(':') == std::string::npos ? u.host : "[" + u.host + "]";
+    out += ':' + std::to_string(u.port);
+  }
+  percent_encode(out, u.path.empty() ? std::string_view("/") : std::string_view(u.path), "/!$&'()*+,;=:@");
+  char sep = '?';
+  for (const auto& [key, value] : u.query) {
+    out += sep;
+    sep = '&';
+    percent_encode(out, key, "!$'()*+,;:@/?");
+    if (value.empty()) continue;
+    out += '=';
+    percent_encode(out, value, "!$'()*+,;:@/?");
+  }
+  return out;
+}
+
+}  // namespace vnfs

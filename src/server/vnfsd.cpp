@@ -115,10 +115,9 @@ vnfsd::~vnfsd() {
   impl_->pool.join();
 }
 
-std::string vnfsd::url() const {
-  auto ep = impl_->listener->local_endpoint();
-  return "tcp://" + ep.address().to_string() + ":" + std::to_string(ep.port());
-}
+std::string vnfsd::url() const { return "tcp://" + address() + ":" + std::to_string(port()); }
+
+std::string vnfsd::address() const { return impl_->listener->local_endpoint().address().to_string(); }
 
 std::uint16_t vnfsd::port() const { return impl_->listener->local_endpoint().port(); }
 

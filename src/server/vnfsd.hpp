@@ -26,6 +26,8 @@ class vnfsd {
 
   /// "tcp://HOST:PORT" of the bound socket.
   std::string url() const;
+  /// The bound socket's numeric address (HOST above) and port.
+  std::string address() const;
   std::uint16_t port() const;
   /// "rdma+PROVIDER://HOST:PORT" of the RDMA listener, empty without one.
   std::string rdma_url() const;

@@ -182,9 +182,9 @@ class fake_backend final : public vnfs::detail::backend {
 /// Routes nfs:// to a fake backend for the duration of a test.
 struct fake_nfs {
   std::shared_ptr<fake_backend::shared> s = std::make_shared<fake_backend::shared>();
-  vnfs::detail::url seen_url;
+  vnfs::url seen_url;
   fake_nfs() {
-    vnfs::detail::set_backend_factory("nfs", [this](const vnfs::detail::url& u, const vnfs::client_options&) {
+    vnfs::detail::set_backend_factory("nfs", [this](const vnfs::url& u, const vnfs::client_options&) {
       seen_url = u;
       return std::make_unique<fake_backend>(s);
     });

@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include "client/url.hpp"
 #include "vnfs/error.hpp"
+#include "vnfs/url.hpp"
 
-using vnfs::detail::parse_url;
+using vnfs::parse_url;
 
 namespace {
 
@@ -120,4 +120,40 @@ TEST_CASE("bad URLs name what is wrong") {
   require_bad("nfs://h/x?a=1&a=2", "given twice");
   require_bad("file://host/x", "no host");
   require_bad("file://", "no path");
+}
+
+TEST_CASE("try_parse_url: the reason instead of an exception") {
+  std::string reason;
+  CHECK_FALSE(vnfs::try_parse_url("nfs:///x", reason));
+  CHECK(reason == "no host");
+  CHECK_FALSE(vnfs::try_parse_url("ftp://h/x", reason));
+  CHECK(reason == "unknown scheme 'ftp' (nfs, nfs+rdma or file)");
+  auto u = vnfs::try_parse_url("nfs://h/a", reason);
+  REQUIRE(u);
+  CHECK(u->path == "/a");
+  try {
+    parse_url("nfs:///x");
+    FAIL("accepted nfs:///x");
+  } catch (const std::system_error& e) {
+    CHECK(std::string(e.what()) == "vnfs: bad URL 'nfs:///x': no host: " + e.code().message());
+  }
+}
+
+TEST_CASE("to_string writes what parse_url reads back") {
+  CHECK(vnfs::to_string(parse_url("NFS://h/a/./b/")) == "nfs://h:2049/a/b");
+  CHECK(vnfs::to_string(parse_url("nfs+rdma://[::1]/x?provider=cma")) == "nfs+rdma://[::1]:20049/x?provider=cma");
+  CHECK(vnfs::to_string(parse_url("file://localhost/tmp/x")) == "file:///tmp/x");
+  CHECK(vnfs::to_string(parse_url("nfs://h:7")) == "nfs://h:7/");
+  for (const char* text : {"nfs://h:1/a%20b/%25/c%3Fd", "nfs+rdma://10.0.0.2:9/e?flag&provider=verbs&x=a%3Db%26c",
+                           "file:///a%23b/%C3%A9", "nfs://[fe80::1:2]:3/"}) {
+    INFO(text);
+    vnfs::url u = parse_url(text);
+    CHECK(vnfs::to_string(u) == text);
+    vnfs::url back = parse_url(vnfs::to_string(u));
+    CHECK(back.scheme == u.scheme);
+    CHECK(back.host == u.host);
+    CHECK(back.port == u.port);
+    CHECK(back.path == u.path);
+    CHECK(back.query == u.query);
+  }
 }

@@ -11,7 +11,8 @@
 # 4. Builds CONSUMER_PROJECT_DIR with find_package(vnfs), and its main.cpp with
 #    `pkg-config --cflags --libs vnfs`.
 # 5. Runs both programs against file:// and against the installed vnfsd (nfs://).
-# The Berkeley DB adapter the same way: vnfs::bdb and vnfs-bdb.pc build bdb_consumer.
+# The Berkeley DB adapter the same way: vnfs::bdb and vnfs-bdb.pc build bdb_consumer; and the
+# embedded server: vnfs::server and vnfs-server.pc build server_consumer, which runs its own.
 # EXTRA_FLAGS go to compiling and linking (the sanitizer flags of an instrumented build).
 set -uo pipefail
 
@@ -62,11 +63,12 @@ lib_a=$(find "$prefix" -name libvnfs_client.a | head -1)
 libdir=$(dirname "${lib_a:-$prefix/lib/none}")
 for f in include/vnfs/client.hpp include/vnfs/completion_group.hpp include/vnfs/memory_region.hpp \
          include/vnfs/file.hpp include/vnfs/file_stat.hpp include/vnfs/error.hpp \
-         include/vnfs/xdr/codec.hpp include/vnfs/rpc/message.hpp include/vnfs/nfs4/nfs4.hpp \
+         include/vnfs/embedded_server.hpp include/vnfs/url.hpp include/vnfs/nfs4/status.hpp \
          bin/vnfsd bin/vnfs bin/vnfs-demo; do
   check "installed $f" test -e "$prefix/$f"
 done
 for f in libvnfs_client.a libvnfs_transport.a libvnfs_protocol.a pkgconfig/vnfs.pc \
+         libvnfs_server.a libvnfs_server_fs.a pkgconfig/vnfs-server.pc \
          cmake/vnfs/vnfsConfig.cmake cmake/vnfs/vnfsConfigVersion.cmake cmake/vnfs/vnfs-targets.cmake; do
   check "installed <libdir>/$f" test -e "$libdir/$f"
 done
@@ -76,7 +78,10 @@ done
 for f in libvnfs_bdb.a libvnfs_bdb_preload.so pkgconfig/vnfs-bdb.pc; do
   check "installed <libdir>/$f" test -e "$libdir/$f"
 done
-check "transport headers installed" test -n "$(find "$prefix/include/vnfs/transport" -name '*.hpp' 2>/dev/null)"
+# Of the protocol layers only nfs4/status.hpp, which error.hpp refers to: the xdr, rpc and
+# transport headers, and the rest of nfs4, are no public header's business.
+check "no protocol or transport headers installed beyond nfs4/status.hpp" \
+  test "$(cd "$prefix/include/vnfs" && find xdr rpc nfs4 transport -name '*.hpp' 2>/dev/null)" = nfs4/status.hpp
 # Internal headers (src/) and test helpers stay out; so does the build tree's path.
 check "no internal headers installed" test -z "$(find "$prefix/include" -path '*/server/*' -o -path '*/client/*' -o -path '*/vnfs/test/*')"
 src_root=$(cd "$project/../../.." && pwd)
@@ -111,6 +116,17 @@ echo "pkg-config --cflags --libs vnfs-bdb: $pc_bdb_flags"
 # shellcheck disable=SC2086  # the flags are words
 check "build bdb_consumer with pkg-config" \
   "$cxx" -std=c++20 -Wall -Wextra -Werror $flags "$project/bdb_consumer.cpp" -o "$work/bdb_consumer-pc" $pc_bdb_flags -ldb-5.3
+
+pc_server_flags=$(pkg-config --cflags --libs vnfs-server)
+echo "pkg-config --cflags --libs vnfs-server: $pc_server_flags"
+# shellcheck disable=SC2086  # the flags are words
+check "build server_consumer with pkg-config" \
+  "$cxx" -std=c++20 -Wall -Wextra -Werror $flags "$project/server_consumer.cpp" -o "$work/server_consumer-pc" $pc_server_flags
+
+step "run the embedded-server consumers"
+for c in cmake-build/server_consumer server_consumer-pc; do
+  check "$c" "$work/$c"
+done
 
 consumers=()
 for c in cmake-build/consumer consumer-pc cmake-build/bdb_consumer bdb_consumer-pc; do

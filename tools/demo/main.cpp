@@ -1,8 +1,6 @@
 // vnfs-demo — starts the embedded vnfsd on a temporary export, walks through a real NFSv4.1
 // exchange with it over TCP (printing every COMPOUND and what came back), then uses the same
 // server through the vnfs client API.
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <exception>
@@ -11,13 +9,12 @@
 #include <iostream>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include <fcntl.h>
 
-#include "client/blocking_session.hpp"
+#include "client/blocking_session.hpp"  // allowed by scripts/check_layers.py: hand-built COMPOUNDs
 #include "vnfs/client.hpp"
-#include "server/vnfsd.hpp"
+#include "vnfs/embedded_server.hpp"
 #include "vnfs/nfs4/attributes.hpp"
 #include "vnfs/nfs4/nfs4.hpp"
 
@@ -165,18 +162,11 @@ void vectorized_tour(const std::string& url) {
 }  // namespace
 
 int main() try {
-  char tmpl[] = "/tmp/vnfs-demo-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
-  const std::filesystem::path export_dir = tmpl;
-
-  server::server_options opts;
-  opts.export_dir = export_dir;
-  opts.listen_port = 0;
-  opts.threads = 2;
-  server::vnfsd server(opts);
-  std::thread serving([&] { server.run(); });
-  std::cout << "vnfs demo: embedded vnfsd serving " << export_dir.string() << " on " << server.url()
-            << "\n";
+  embedded_server server(server_options{.threads = 2});  // on a temporary directory, removed at the end
+  server.start();
+  const std::filesystem::path& export_dir = server.export_dir();
+  std::cout << "vnfs demo: embedded vnfsd serving " << export_dir.string() << " on tcp://" << server.address()
+            << ":" << server.port() << "\n";
 
   {
     vnfs::detail::blocking_session s("127.0.0.1", server.port(), {});
@@ -255,12 +245,10 @@ int main() try {
   std::cout << "\n" << compounds << " COMPOUNDs above, plus EXCHANGE_ID, CREATE_SESSION, "
             << "DESTROY_SESSION and DESTROY_CLIENTID.\n";
 
-  client_api_tour("nfs://127.0.0.1:" + std::to_string(server.port()) + "/");
-  vectorized_tour("nfs://127.0.0.1:" + std::to_string(server.port()) + "/");
+  client_api_tour(server.url());
+  vectorized_tour(server.url());
 
   server.stop();
-  serving.join();
-  std::filesystem::remove_all(export_dir);
   std::cout << "\nvnfsd stopped, export removed.\n";
   return 0;
 } catch (const std::exception& e) {

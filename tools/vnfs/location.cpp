@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "diagnostics.hpp"
+#include "vnfs/url.hpp"
 
 namespace vnfs::cli {
 
@@ -16,45 +18,6 @@ namespace {
 
 [[noreturn]] void bad(std::string_view text, const std::string& why) {
   throw usage_error("bad location '" + std::string(text) + "': " + why);
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string percent_decode(std::string_view text, std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '%') {
-      out += s[i];
-      continue;
-    }
-    int hi = i + 2 < s.size() ? hex_value(s[i + 1]) : -1;
-    int lo = hi >= 0 ? hex_value(s[i + 2]) : -1;
-    if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) bad(text, "bad percent escape");
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
-  return out;
-}
-
-/// "a//b/./c/" -> "a/b/c"; ".." is refused (a server path is not resolved lexically here).
-std::string normalize_remote(std::string_view text, std::string_view p) {
-  std::string out;
-  std::size_t pos = 0;
-  while (pos <= p.size()) {
-    std::size_t end = std::min(p.find('/', pos), p.size());
-    std::string_view c = p.substr(pos, end - pos);
-    pos = end + 1;
-    if (c.empty() || c == ".") continue;
-    if (c == "..") bad(text, "'..' in a server path");
-    if (!out.empty()) out += '/';
-    out += c;
-  }
-  return out;
 }
 
 /// An absolute local path as a path inside the file:/// client: the parent directory
@@ -102,65 +65,26 @@ std::string join_path(std::string_view dir, std::string_view name) {
 
 location parse_location(std::string_view text) {
   if (text.empty()) bad(text, "empty");
+  // SCHEME:// makes a URL; anything else is a local path.
   auto sep = text.find("://");
-  bool url = sep != std::string_view::npos && sep > 0 &&
-             std::all_of(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(sep), [](char c) {
-               return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
-             });
-  if (!url) return local_location(std::string(text), std::string(text));
+  bool is_url = sep != std::string_view::npos && sep > 0 &&
+                std::all_of(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(sep), [](char c) {
+                  return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+                });
+  if (!is_url) return local_location(std::string(text), std::string(text));
 
-  std::string scheme(text.substr(0, sep));
-  std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](unsigned char c) { return std::tolower(c); });
-  std::string_view rest = text.substr(sep + 3);
-  std::string_view query;
-  if (auto q = rest.find('?'); q != std::string_view::npos) {
-    query = rest.substr(q + 1);
-    rest = rest.substr(0, q);
-  }
-  auto slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  std::string_view raw_path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
-
-  if (scheme == "file") {
-    if (!query.empty()) bad(text, "a file:// URL takes no query");
-    if (!authority.empty() && authority != "localhost") bad(text, "a file:// URL names no other host");
-    std::string p = percent_decode(text, raw_path);
-    if (p.empty()) p = "/";
-    return local_location(std::string(text), p);
-  }
-  if (scheme != "nfs" && scheme != "nfs+rdma") bad(text, "unknown scheme '" + scheme + "' (nfs, nfs+rdma, file)");
-  if (authority.empty()) bad(text, "no host");
-  // HOST, [IPV6] or either with :PORT.
-  std::string_view host = authority, port;
-  if (authority.front() == '[') {
-    auto close = authority.find(']');
-    if (close == std::string_view::npos) bad(text, "'[' without ']'");
-    host = authority.substr(0, close + 1);
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') bad(text, "unexpected characters after ']'");
-      port = after.substr(1);
-      if (port.empty()) bad(text, "empty port");
-    }
-  } else if (auto colon = authority.find(':'); colon != std::string_view::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-    if (port.empty()) bad(text, "empty port");
-  }
-  if (host.empty() || host == "[]") bad(text, "no host");
-  if (!port.empty()) {
-    unsigned long v = 0;
-    for (char c : port) {
-      if (c < '0' || c > '9') bad(text, "port '" + std::string(port) + "' is not a number");
-      v = v * 10 + static_cast<unsigned long>(c - '0');
-      if (v > 65535) bad(text, "port '" + std::string(port) + "' is out of range");
-    }
+  std::string reason;
+  std::optional<vnfs::url> u = vnfs::try_parse_url(text, reason);
+  if (!u) bad(text, reason);
+  if (u->scheme == "file") {
+    if (!u->query.empty()) bad(text, "a file:// URL takes no query");
+    return local_location(std::string(text), u->path);
   }
   location l;
   l.text = std::string(text);
-  l.connect_url = scheme + "://" + std::string(authority) + "/";
-  if (!query.empty()) l.connect_url += "?" + std::string(query);
-  l.path = normalize_remote(text, percent_decode(text, raw_path));
+  l.path = u->path.substr(1);  // "/a/b" -> "a/b", "/" -> ""
+  u->path = "/";
+  l.connect_url = vnfs::to_string(*u);
   return l;
 }
 

@@ -26,9 +26,10 @@ struct location {
   std::string name() const;
 };
 
-/// Parses a location. Throws usage_error for an unknown scheme, a URL without a host, a
-/// bad port or percent escape, or a ".." in an nfs:// path. Local paths are made absolute
-/// and lexically normalized, and their parent resolved as described above.
+/// Parses a location: SCHEME://... is a URL (vnfs::parse_url), anything else a local path.
+/// Throws usage_error naming what is wrong for a URL vnfs::parse_url refuses and for a
+/// file:// URL with a query. Local paths are made absolute and lexically normalized, and
+/// their parent resolved as described above.
 location parse_location(std::string_view text);
 
 /// Joins a client path and a name: join_path("", "a") is "a", join_path("a", "b") "a/b".

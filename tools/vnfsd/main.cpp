@@ -8,7 +8,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "server/vnfsd.hpp"
+#include "vnfs/embedded_server.hpp"
 
 namespace po = boost::program_options;
 
@@ -52,7 +52,7 @@ bool parse_listen(const std::string& s, std::string& host, std::uint16_t& port) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  vnfs::server::server_options opts;
+  vnfs::server_options opts;
   std::string export_dir, listen, rdma;
   unsigned lease_seconds = static_cast<unsigned>(opts.lease.count());
   po::options_description desc(usage_head);
@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (export_dir.empty() || listen.empty()) throw po::error("--export and --listen are required");
-    if (!parse_listen(listen, opts.listen_host, opts.listen_port))
+    if (!parse_listen(listen, opts.host, opts.port))
       throw po::error("--listen wants HOST:PORT, e.g. 127.0.0.1:2049, not '" + listen + "'");
     if (!rdma.empty()) {
       auto colon = rdma.find(':');
@@ -99,10 +99,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    vnfs::server::vnfsd server(opts);
+    vnfs::embedded_server server(opts);
     server.stop_on_signals();  // before the ready line: a client may signal right after it
-    std::cout << "vnfsd listening on " << server.url() << std::endl;  // flushes
-    if (!server.rdma_url().empty()) std::cout << "vnfsd listening on " << server.rdma_url() << std::endl;
+    std::cout << "vnfsd listening on tcp://" << server.address() << ":" << server.port() << std::endl;  // flushes
+    if (!opts.rdma_provider.empty())
+      std::cout << "vnfsd listening on rdma+" << opts.rdma_provider << "://" << opts.rdma_host << ":"
+                << server.rdma_port() << std::endl;
     server.run();
   } catch (const std::exception& e) {
     std::cerr << "vnfsd: " << e.what() << "\n";

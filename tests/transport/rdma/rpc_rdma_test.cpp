@@ -643,8 +643,9 @@ TEST_CASE("rpc/rdma robustness: random bytes get RDMA_ERROR or a disconnect, nev
   io_thread t;
   toy_server s(t);
   std::mt19937 rng(12345);
-  int answered = 0, disconnected = 0;
+  std::uint64_t expected_vers = 0, expected_chunk = 0;
   for (int round = 0; round < 40; ++round) {
+    CAPTURE(round);
     raw_client raw(t, s.server->port());
     std::vector<std::byte> m(4 + rng() % 200);
     for (auto& b : m) b = std::byte(rng());
@@ -653,17 +654,39 @@ TEST_CASE("rpc/rdma robustness: random bytes get RDMA_ERROR or a disconnect, nev
       m.resize(std::max<std::size_t>(m.size(), p.size()));
       std::copy(p.begin(), p.end(), m.begin());
     }
+    // Every message carries at least an xid, so RFC 8166 §4.5 asks for an RDMA_ERROR on that
+    // xid: ERR_VERS when a whole fixed header names a version other than 1, ERR_CHUNK for
+    // everything else (a truncated fixed header, an unknown type, a malformed chunk list).
+    xdr::decoder fixed(m);
+    const std::uint32_t xid = fixed.get_u32();
+    const bool whole_fixed_header = m.size() >= 12;
+    const bool wrong_version = whole_fixed_header && fixed.get_u32() != rr::version;
+    (wrong_version ? expected_vers : expected_chunk)++;
+
     raw.send(m);
-    bool got = eventually([&] {
+    REQUIRE(eventually([&] {
       std::lock_guard l(raw.mu);
       return !raw.got.empty() || raw.closed_f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-    });
-    REQUIRE(got);
+    }));
     std::lock_guard l(raw.mu);
-    if (!raw.got.empty()) ++answered;
-    else ++disconnected;
+    REQUIRE(raw.got.size() == 1);  // answered, not disconnected
+    xdr::decoder d(raw.got[0]);
+    auto h = rr::decode_header(d);
+    CHECK(h.type == rr::msg_type::rdma_error);
+    CHECK(h.xid == xid);
+    CHECK(h.error == (wrong_version ? rr::error_code::err_vers : rr::error_code::err_chunk));
+    if (wrong_version) {
+      CHECK(h.versions.low == rr::version);
+      CHECK(h.versions.high == rr::version);
+    }
   }
-  CHECK(answered + disconnected == 40);
+  auto st = s.server->stats();
+  CHECK(st.err_vers_sent == expected_vers);
+  CHECK(st.err_chunk_sent == expected_chunk);
+  CHECK(expected_vers > 0);   // both answers were exercised
+  CHECK(expected_chunk > 0);
+  CHECK(st.calls == 0);       // no random message reached the RPC layer
+  CHECK(st.bad_messages == 0);
   // The server still serves.
   auto cf = rdma::make_fabric("cma", t.io);
   auto c = connect(t, *cf, s.server->port());

@@ -136,7 +136,7 @@ class verbs_endpoint final : public endpoint {
     qa.cap.max_recv_sge = 1;
     if (rdma_create_qp(id_, d_->pd, &qa) != 0) throw_errno("verbs: rdma_create_qp");
     recv_pool_.resize(std::size_t(opts_.max_recv) * opts_.recv_size);
-    recv_mr_ = local_mr(ibv_reg_mr(d_->pd, recv_pool_.data(), recv_pool_.size(), IBV_ACCESS_LOCAL_WRITE));
+    recv_mr_ = local_mr(ibv_reg_mr(d_->pd, recv_pool_.data(), recv_pool_.size(), int{IBV_ACCESS_LOCAL_WRITE}));
     if (!recv_mr_.mr) throw_errno("verbs: ibv_reg_mr (receives)");
     for (std::uint32_t i = 0; i < opts_.max_recv; ++i) free_recv_.push_back(i);
     send_slots_ = opts_.max_recv + 16;
@@ -324,7 +324,7 @@ class verbs_endpoint final : public endpoint {
         sges.push_back({reinterpret_cast<std::uint64_t>(p.data()), static_cast<std::uint32_t>(p.size()), mr->lkey});
       }
     } else if (!dst.empty()) {
-      ibv_mr* mr = ibv_reg_mr(d_->pd, dst.data(), dst.size(), IBV_ACCESS_LOCAL_WRITE);
+      ibv_mr* mr = ibv_reg_mr(d_->pd, dst.data(), dst.size(), int{IBV_ACCESS_LOCAL_WRITE});
       if (!mr) return done(errno_code(errno));
       o.mrs.emplace_back(mr);
       sges.push_back({reinterpret_cast<std::uint64_t>(dst.data()), static_cast<std::uint32_t>(dst.size()), mr->lkey});
@@ -394,7 +394,6 @@ class verbs_endpoint final : public endpoint {
   }
 
   void release() {
-    boost::system::error_code ignore;
     if (chan_desc_.is_open()) chan_desc_.release();  // the comp channel owns the fd
     if (id_ && id_->qp) rdma_destroy_qp(id_);
     if (cq_) ibv_destroy_cq(cq_);

@@ -1,35 +1,9 @@
-// vnfs test support: a scratch directory that cleans up after itself.
+// vnfs test support: temp_dir.hpp of the bench support library (bench/support), whose
+// helpers tests name vnfs::test::*.
 #pragma once
 
-#include <filesystem>
-#include <string_view>
+#include "vnfs/bench/temp_dir.hpp"
 
 namespace vnfs::test {
-
-/// A fresh, private (mode 0700) directory under $TMPDIR (or /tmp), created by mkdtemp and
-/// removed with everything in it when the object is destroyed. Removal errors are ignored:
-/// a destructor must not throw, and a leftover scratch dir is harmless.
-class temp_dir {
- public:
-  /// `prefix` becomes the start of the directory's name (e.g. /tmp/vnfs-test-Ab12Cd).
-  /// Throws std::system_error if the directory cannot be created.
-  explicit temp_dir(std::string_view prefix = "vnfs-test");
-  ~temp_dir();
-
-  temp_dir(temp_dir&& other) noexcept;
-  temp_dir& operator=(temp_dir&& other) noexcept;
-  temp_dir(const temp_dir&) = delete;
-  temp_dir& operator=(const temp_dir&) = delete;
-
-  /// Absolute path of the directory; empty after being moved from.
-  const std::filesystem::path& path() const noexcept { return path_; }
-
-  /// `path() / relative`, for brevity in tests.
-  std::filesystem::path operator/(const std::filesystem::path& relative) const { return path_ / relative; }
-
- private:
-  void remove() noexcept;
-  std::filesystem::path path_;
-};
-
+using bench::temp_dir;
 }  // namespace vnfs::test

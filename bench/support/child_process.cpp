@@ -1,4 +1,4 @@
-#include "vnfs/test/child_process.hpp"
+#include "vnfs/bench/child_process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,7 +14,7 @@
 
 extern char** environ;
 
-namespace vnfs::test {
+namespace vnfs::bench {
 
 using namespace std::chrono_literals;
 
@@ -327,4 +327,4 @@ exit_status child_process::terminate(std::chrono::milliseconds grace) {
   return wait();
 }
 
-}  // namespace vnfs::test
+}  // namespace vnfs::bench

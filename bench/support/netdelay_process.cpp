@@ -1,9 +1,9 @@
-#include "vnfs/test/netdelay_process.hpp"
+#include "vnfs/bench/netdelay_process.hpp"
 
 #include <cstdlib>
 #include <string_view>
 
-namespace vnfs::test {
+namespace vnfs::bench {
 
 namespace {
 constexpr std::string_view ready_prefix = "netdelay listening on ";
@@ -58,4 +58,4 @@ exit_status netdelay_process::stop(std::chrono::milliseconds grace) {
   return *status_;
 }
 
-}  // namespace vnfs::test
+}  // namespace vnfs::bench

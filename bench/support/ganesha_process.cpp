@@ -1,4 +1,4 @@
-#include "vnfs/test/ganesha_process.hpp"
+#include "vnfs/bench/ganesha_process.hpp"
 
 #include <unistd.h>
 
@@ -9,9 +9,9 @@
 #include <string_view>
 #include <thread>
 
-#include "vnfs/test/free_port.hpp"
+#include "vnfs/bench/free_port.hpp"
 
-namespace vnfs::test {
+namespace vnfs::bench {
 
 using namespace std::chrono_literals;
 
@@ -60,7 +60,7 @@ std::string ganesha_process::make_config(const std::filesystem::path& export_dir
                                          const options& opts) {
   std::ostringstream c;
   c << "# NFS-Ganesha serving " << export_dir.string() << " over NFSv4.1 on 127.0.0.1:" << port
-    << " (written by vnfs::test::ganesha_process)\n"
+    << " (written by vnfs::bench::ganesha_process)\n"
     << "NFS_CORE_PARAM {\n"
     << "    Protocols = 4;\n"
     << "    Bind_addr = 127.0.0.1;\n"
@@ -205,4 +205,4 @@ std::string file_tail(const std::filesystem::path& file, std::size_t lines) {
 
 std::string ganesha_process::log_tail(std::size_t lines) const { return file_tail(log_file_, lines); }
 
-}  // namespace vnfs::test
+}  // namespace vnfs::bench

@@ -1,4 +1,4 @@
-#include "vnfs/test/temp_dir.hpp"
+#include "vnfs/bench/temp_dir.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 #include <system_error>
 #include <vector>
 
-namespace vnfs::test {
+namespace vnfs::bench {
 
 temp_dir::temp_dir(std::string_view prefix) {
   const char* base = std::getenv("TMPDIR");
@@ -49,4 +49,4 @@ void temp_dir::remove() noexcept {
   path_.clear();
 }
 
-}  // namespace vnfs::test
+}  // namespace vnfs::bench

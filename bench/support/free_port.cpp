@@ -1,4 +1,4 @@
-#include "vnfs/test/free_port.hpp"
+#include "vnfs/bench/free_port.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <system_error>
 
-namespace vnfs::test {
+namespace vnfs::bench {
 
 namespace {
 struct fd_guard {
@@ -61,4 +61,4 @@ bool tcp_port_open(const std::string& host, std::uint16_t port) {
   return ::connect(s.fd, reinterpret_cast<sockaddr*>(&storage), len) == 0;
 }
 
-}  // namespace vnfs::test
+}  // namespace vnfs::bench

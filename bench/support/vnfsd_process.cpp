@@ -1,4 +1,4 @@
-#include "vnfs/test/vnfsd_process.hpp"
+#include "vnfs/bench/vnfsd_process.hpp"
 
 #include <algorithm>
 
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <thread>
 
-namespace vnfs::test {
+namespace vnfs::bench {
 
 using namespace std::chrono_literals;
 
@@ -150,4 +150,4 @@ void vnfsd_process::restart() {
   start();
 }
 
-}  // namespace vnfs::test
+}  // namespace vnfs::bench

@@ -1,0 +1,82 @@
+// vnfs public API: vnfsd inside the application's own process.
+//
+// Programs that need a server and nothing else installed (examples, tests, demos, a
+// single-machine deployment) start one here and connect to url() with vnfs::client. The
+// server is the same one the `vnfsd` program runs; linking it needs the vnfs::server library
+// (pkg-config: vnfs-server).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace vnfs {
+
+/// What an embedded server serves and where it listens.
+struct server_options {
+  /// The directory exported as the root of the server's namespace (nfs://HOST:PORT/a names
+  /// export_dir/a; nothing outside it is touched). Empty: a fresh temporary directory, removed
+  /// again when the server is destroyed.
+  std::filesystem::path export_dir;
+  std::string host = "127.0.0.1";  ///< address (or name) of the TCP listener
+  std::uint16_t port = 0;          ///< 0: a free port, see embedded_server::port()
+  unsigned threads = 4;            ///< worker threads executing COMPOUNDs (file-system calls)
+  std::chrono::seconds lease{90};  ///< clients silent this long lose their state
+  bool root_squash = false;        ///< AUTH_SYS uid 0 acts as nobody
+  /// An RPC-over-RDMA listener beside TCP: "cma" (same host) or "verbs" (an RDMA NIC); empty
+  /// for none.
+  std::string rdma_provider;
+  std::string rdma_host = "127.0.0.1";
+  std::uint16_t rdma_port = 0;  ///< 0: a free port
+};
+
+/// An NFSv4.1 server (vnfsd) for one export, in this process.
+///
+/// Construction opens the export and binds the listeners, so url() is valid and clients may
+/// connect (their calls wait until the server serves). Serving happens either on a thread of
+/// the server's own (start()) or on the caller's (run()), until stop() or destruction.
+/// Filehandles stay valid across servers on the same directory: the key that authenticates
+/// them lives in the directory's trusted.vnfs.fhkey extended attribute, so the process runs
+/// as root and the directory is on a file system with extended attributes.
+class embedded_server {
+ public:
+  /// Throws std::system_error or std::runtime_error, with a readable message, when the export
+  /// cannot be opened or a listener cannot be bound.
+  explicit embedded_server(server_options options = {});
+  /// stop(), which waits for start()'s thread: not to be destroyed on that thread.
+  ~embedded_server();
+  embedded_server(const embedded_server&) = delete;
+  embedded_server& operator=(const embedded_server&) = delete;
+
+  /// "nfs://HOST:PORT/": the root of the export, for vnfs::client::connect.
+  std::string url() const;
+  /// "nfs+rdma://HOST:PORT/?provider=PROVIDER", or "" without an RDMA listener.
+  std::string rdma_url() const;
+  /// The bound TCP listener: its numeric address and its port (the chosen one for port 0).
+  std::string address() const;
+  std::uint16_t port() const;
+  /// The port of the RDMA listener, 0 without one.
+  std::uint16_t rdma_port() const;
+  /// The directory served (the temporary one when options.export_dir was empty).
+  const std::filesystem::path& export_dir() const;
+  const server_options& options() const;
+
+  /// Serves on a new thread until stop(). At most once, and not together with run().
+  void start();
+  /// Serves on the calling thread until stop().
+  void run();
+  /// Stops serving: run() returns, start()'s thread ends (and is joined unless stop() runs on
+  /// it). Safe from any thread and more than once; a stopped server does not serve again.
+  void stop();
+  /// From now on SIGINT and SIGTERM stop the server (a signal that arrives before serving
+  /// starts is kept until then). Call before announcing readiness.
+  void stop_on_signals();
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace vnfs
