@@ -115,6 +115,7 @@ void rpc_client::send_one(std::unique_ptr<pending> p) {
       rr::header with_reads = h;
       std::vector<std::unique_ptr<memory_registration>> read_regs;
       std::size_t offered = 0;
+      const std::uint64_t registered_before = stats_.registered_segments;
       for (const auto& item : red.items) {
         auto* data = const_cast<std::byte*>(item.data.data());  // exposed for remote READ only
         with_reads.read_list.push_back(
@@ -128,6 +129,7 @@ void rpc_client::send_one(std::unique_ptr<pending> p) {
         for (auto& r : read_regs) p->regs.push_back(std::move(r));
         stats_.read_chunk_calls++;
       } else {
+        stats_.registered_segments = registered_before;  // those Read chunks are not sent
         h.type = rr::msg_type::rdma_nomsg;
         if (chain.size() > max_nomsg_segments) {
           p->flat_call = msg.flatten();  // too many pieces for one chunk's segments

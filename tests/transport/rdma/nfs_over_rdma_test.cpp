@@ -155,6 +155,38 @@ TEST_CASE("nfs over rdma: vreads into one registered region register it with the
   c.close(f);
 }
 
+TEST_CASE("nfs over rdma: vwrites from one registered region go through one fabric registration too") {
+  rdma_vnfsd s;
+  constexpr std::size_t writes = 4, part = 256 * 1024;
+  auto out = pattern(writes * part, 8);
+  auto c = client::connect(s.url());
+  const detail::registration_table& table = c.backend().registrations();
+  std::optional<memory_region> wr(c.register_memory(out.data(), out.size(), access::write));
+  file f = c.open("w", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+  auto s0 = s.stats();
+  auto c0 = c.stats();
+  for (std::size_t i = 0; i < writes; ++i) {
+    vio v(f, i * part, wr->slice(i * part, part));
+    REQUIRE(c.vwrite(std::span(&v, 1)).ok());
+    CHECK(v.bytes == part);
+  }
+  auto d = minus(c.stats(), c0);
+  auto s1 = s.stats();
+  CHECK(table.attachments_made() == 1);
+  CHECK(d.payload_bytes_direct == writes * part);
+  CHECK(d.payload_bytes_copied == 0);
+  CHECK(s1.read_chunk_calls - s0.read_chunk_calls == writes);
+  CHECK(s1.bytes_rdma_read - s0.bytes_rdma_read == writes * part);
+  c.fsync(f);
+  c.close(f);
+  wr.reset();
+  CHECK(table.attachments_held() == 0);
+  std::ifstream in(s.dir.path() / "w", std::ios::binary);
+  std::vector<char> back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(back.size() == out.size());
+  CHECK(std::memcmp(back.data(), out.data(), out.size()) == 0);
+}
+
 TEST_CASE("nfs over rdma: a region destroyed while its vread is in flight keeps its fabric registration until the reply") {
   rdma_vnfsd s;
   auto data = pattern(MiB, 5);
