@@ -63,7 +63,8 @@ void raw_file_accessor::open(const std::string& path, int flags, bool missing_ok
     }
     std::optional<std::uint64_t> size;
     if (flags & O_TRUNC) size = 0;
-    file_ = std::make_unique<detail::remote_file>(where->client, std::move(f), path, options_, size, stats_);
+    file_ = std::make_unique<detail::remote_file>(where->client, std::move(f), flags & O_ACCMODE, path, options_, size,
+                                                   stats_);
   }
   if (opened) *opened = static_cast<bool>(file_);
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "failure.hpp"
+#include "vnfs/nfs4/status.hpp"
 
 namespace vnfs::tpie::detail {
 
@@ -14,13 +15,31 @@ constexpr std::size_t max_request = std::size_t(1) << 20;  // the client's large
 
 std::size_t slots_for(std::size_t bytes, std::size_t request) { return (bytes + request - 1) / request; }
 
+/// Whether the server has forgotten the open (it restarted, or the lease expired).
+bool open_lost(std::error_code ec) {
+  using vnfs::nfs4::nfsstat4;
+  if (ec == vnfs::errc::session_lost) return true;
+  if (ec.category() != vnfs::nfs4::nfs4_category()) return false;
+  switch (static_cast<nfsstat4>(ec.value())) {
+    case nfsstat4::NFS4ERR_STALE_STATEID:
+    case nfsstat4::NFS4ERR_BAD_STATEID:
+    case nfsstat4::NFS4ERR_EXPIRED:
+    case nfsstat4::NFS4ERR_ADMIN_REVOKED:
+    case nfsstat4::NFS4ERR_STALE_CLIENTID:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
-remote_file::remote_file(std::shared_ptr<vnfs::client> c, vnfs::file f, std::string path, engine_options options,
-                         std::optional<std::uint64_t> size, transfer_stats& stats)
+remote_file::remote_file(std::shared_ptr<vnfs::client> c, vnfs::file f, int access_mode, std::string path,
+                         engine_options options, std::optional<std::uint64_t> size, transfer_stats& stats)
     : open_file(std::move(path)),
       client_(std::move(c)),
       file_(std::move(f)),
+      access_mode_(access_mode),
       options_(options),
       stats_(stats),
       size_(size) {
@@ -72,6 +91,7 @@ void remote_file::issue_read(std::size_t i, std::uint64_t offset, std::size_t le
   s.offset = offset;
   s.length = length;
   s.ahead = ahead;
+  s.generation = generation_;
   ++stats_.read_requests;
   if (region_)
     client_->read(file_, offset, region_.slice(i * request_, length), group_, i);
@@ -82,6 +102,7 @@ void remote_file::issue_read(std::size_t i, std::uint64_t offset, std::size_t le
 void remote_file::issue_write(std::size_t i) {
   slot& s = slots_[i];
   s.state = slot_state::writing;
+  s.generation = generation_;
   ++stats_.write_requests;
   const std::size_t at = i * request_ + s.done;
   const std::size_t len = s.length - s.done;
@@ -107,6 +128,15 @@ bool remote_file::take_completion(bool block) {
 
 void remote_file::on_completion(std::size_t i, std::error_code ec, std::size_t bytes) {
   slot& s = slots_[i];
+  if (ec && (s.state == slot_state::reading || s.state == slot_state::writing) && !s.abandoned &&
+      recovered(ec, s.generation)) {
+    if (s.state == slot_state::reading)
+      issue_read(i, s.offset, s.length, s.ahead);
+    else
+      issue_write(i);
+    return;
+  }
+  if (!ec) recoveries_in_a_row_ = 0;
   if (s.state == slot_state::reading) {
     if (s.abandoned) {
       s = slot{};
@@ -130,6 +160,19 @@ void remote_file::on_completion(std::size_t i, std::error_code ec, std::size_t b
     write_bytes_queued_ -= s.length;
     s = slot{};
   }
+}
+
+bool remote_file::recovered(std::error_code ec, unsigned generation) {
+  if (!open_lost(ec)) return false;
+  if (generation != generation_) return true;  // already opened again since it was sent
+  if (++recoveries_in_a_row_ > 3) return false;  // the new opens are lost as well: give up
+  try {
+    file_ = client_->open(file_.path(), access_mode_, 0);
+  } catch (const std::system_error&) {
+    return false;
+  }
+  ++generation_;
+  return true;
 }
 
 void remote_file::note_failure(std::error_code ec, const std::string& what) {
@@ -352,7 +395,11 @@ void remote_file::write(std::uint64_t offset, const std::byte* src, std::size_t 
 std::uint64_t remote_file::size() {
   if (!size_) {
     drain_writes();
-    size_ = client_->fstat(file_).size;
+    try {
+      size_ = client_->fstat(file_).size;
+    } catch (const std::system_error& e) {
+      throw_io_error(e.code(), "size of", path());
+    }
   }
   return *size_;
 }
@@ -382,7 +429,7 @@ void remote_file::close() {
   try {
     client_->close(file_);
   } catch (const std::system_error& e) {
-    close_error = e.code();
+    if (!open_lost(e.code())) close_error = e.code();  // a forgotten open is closed already
   }
   region_ = vnfs::memory_region();
   buffer_.reset();

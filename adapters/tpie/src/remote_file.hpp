@@ -22,6 +22,13 @@
 // oldest. A failed WRITE is kept and thrown by check() (each accessor call starts with it)
 // or by close(). Reads wait for every queued write first, so they see them.
 //
+// Server restart: the client recovers its session, not the server's opens. A READ or WRITE
+// answered with a forgotten open (NFS4ERR_STALE_STATEID and kin) opens the file again by its
+// path (same access, never creating or truncating) and is sent again; requests that were in
+// flight with the old open are resent without another open. Limitation: UNSTABLE writes the
+// server acknowledged and then truly lost (a machine crash, not a process restart) are not
+// detected, since the write verifier is kept per open.
+//
 // Size: known from open_wo (0), else fetched with one GETATTR at the first need (after the
 // writes queued so far have landed); then kept from this file's own writes and truncates
 // (the file is assumed not to be changed by others while it is open).
@@ -46,8 +53,8 @@ class remote_file final : public open_file {
  public:
   /// `f` is open on `c` as `remote_path`; `size` when known (after O_TRUNC). `stats` outlives
   /// this object (the accessor's counters).
-  remote_file(std::shared_ptr<vnfs::client> c, vnfs::file f, std::string path, engine_options options,
-              std::optional<std::uint64_t> size, transfer_stats& stats);
+  remote_file(std::shared_ptr<vnfs::client> c, vnfs::file f, int access_mode, std::string path,
+              engine_options options, std::optional<std::uint64_t> size, transfer_stats& stats);
   /// Waits for what is in flight and closes, reporting nothing (close() reports).
   ~remote_file() override;
 
@@ -70,6 +77,7 @@ class remote_file final : public open_file {
     std::error_code error;
     bool ahead = false;         ///< read issued before any read_i asked for it
     bool abandoned = false;     ///< read dropped from the window while in flight
+    unsigned generation = 0;    ///< which open of the file the request was sent with
   };
 
   void ensure_buffers();
@@ -94,9 +102,15 @@ class remote_file final : public open_file {
   void drain_writes();
   void drain_all();
   void note_failure(std::error_code ec, const std::string& what);
+  /// For a request of open `generation` that failed with `ec`: whether to send it again,
+  /// opening the file again first if that open is the current one.
+  bool recovered(std::error_code ec, unsigned generation);
 
   std::shared_ptr<vnfs::client> client_;
   vnfs::file file_;
+  int access_mode_;               ///< O_RDONLY or O_RDWR, for opening again
+  unsigned generation_ = 0;       ///< opens made after the first
+  unsigned recoveries_in_a_row_ = 0;
   engine_options options_;
   transfer_stats& stats_;
   std::size_t request_;           ///< bytes per slot

@@ -30,13 +30,17 @@ struct mounted_server {
   std::string url;
   std::string prefix;  ///< local spelling of the export's root; not a directory on disk
 
-  explicit mounted_server(transport t = transport::tcp, vnfs::client_options options = {}) {
+  std::filesystem::path export_path;  ///< what vnfsd exports: export_dir unless given
+
+  explicit mounted_server(transport t = transport::tcp, vnfs::client_options options = {},
+                          std::filesystem::path exported = {})
+      : export_path(exported.empty() ? export_dir.path() : exported) {
     if (t == transport::cma) {
-      vnfsd = std::make_unique<vnfs::test::vnfsd_process>(export_dir.path(),
+      vnfsd = std::make_unique<vnfs::test::vnfsd_process>(export_path,
                                                           std::vector<std::string>{"--rdma", "cma:127.0.0.1:0"});
       url = "nfs+rdma://127.0.0.1:" + std::to_string(vnfsd->rdma_port()) + "/?provider=cma";
     } else {
-      vnfsd = std::make_unique<vnfs::test::vnfsd_process>(export_dir.path());
+      vnfsd = std::make_unique<vnfs::test::vnfsd_process>(export_path);
       url = "nfs://127.0.0.1:" + std::to_string(vnfsd->port()) + "/";
     }
     prefix = (local / "on-vnfs").string();
@@ -48,7 +52,7 @@ struct mounted_server {
   std::string remote(const std::string& name) const { return prefix + "/" + name; }
   std::string local_path(const std::string& name) const { return (local / name).string(); }
   /// The bytes of a file as the server stores it.
-  std::vector<char> server_bytes(const std::string& name) const { return file_bytes(export_dir / name); }
+  std::vector<char> server_bytes(const std::string& name) const { return file_bytes(export_path / name); }
   vnfs::client_stats stats() const { return *vnfs::tpie::mount_stats(prefix); }
 
   static std::vector<char> file_bytes(const std::filesystem::path& p) {
