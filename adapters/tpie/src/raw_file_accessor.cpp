@@ -53,7 +53,18 @@ void raw_file_accessor::open(const std::string& path, int flags, bool missing_ok
   } else {
     vnfs::file f;
     try {
-      f = where->client->open(where->remote_path, flags, creation_mode());
+      try {
+        f = where->client->open(where->remote_path, flags, creation_mode());
+      } catch (const std::system_error& e) {
+        // Creating a file in a directory that exists locally only (TPIE makes its temporary
+        // subdirectory with std::filesystem): the directories are made on the server too.
+        const auto slash = where->remote_path.find_last_of('/');
+        if (!(flags & O_CREAT) || e.code() != std::errc::no_such_file_or_directory || slash == std::string::npos ||
+            slash == 0)
+          throw;
+        where->client->ensure_directory(where->remote_path.substr(0, slash), 0777 & ~(0666 & ~creation_mode()));
+        f = where->client->open(where->remote_path, flags, creation_mode());
+      }
     } catch (const std::system_error& e) {
       if (missing_ok && e.code() == std::errc::no_such_file_or_directory) {
         if (opened) *opened = false;

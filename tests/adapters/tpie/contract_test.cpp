@@ -232,3 +232,15 @@ TEST_CASE("raw_file_accessor: the same results on vnfs as on a local file") {
     });
   }
 }
+
+TEST_CASE("raw_file_accessor: creating a file in directories the server lacks makes them (TPIE's temporary subdirectory)") {
+  mounted_server s;
+  raw_file_accessor a;
+  a.open_wo(s.remote("tpie-subdir/deeper/tmp-file"));
+  a.write_i("abc", 3);
+  a.close_i();
+  CHECK(s.server_bytes("tpie-subdir/deeper/tmp-file") == std::vector<char>{'a', 'b', 'c'});
+  // Opening without creating does not make directories.
+  CHECK_FALSE(a.try_open_rw(s.remote("other-subdir/file")));
+  CHECK_FALSE(std::filesystem::exists(s.export_path / "other-subdir"));
+}

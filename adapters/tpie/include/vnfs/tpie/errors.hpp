@@ -4,8 +4,7 @@
 // path the application named; what() is one line naming both. The TPIE-facing layer
 // (override/tpie/file_accessor/vnfs_accessor.h) rethrows them as TPIE's own types:
 //   out_of_space_error -> tpie::out_of_space_exception
-//   end_of_file_error  -> tpie::end_of_stream_exception
-//   io_error           -> tpie::io_exception
+//   io_error (end_of_file_error included) -> tpie::io_exception, with the same message
 #pragma once
 
 #include <stdexcept>

@@ -11,7 +11,9 @@
 //    writing (as TPIE's posix accessor: O_RDWR|O_CREAT|O_TRUNC, mode 0666 & ~umask).
 //    try_open_rw: an existing file for reading and writing; false when it does not exist.
 //    open_rw_new: created if missing, contents kept if not (O_RDWR|O_CREAT).
-//    Opening an open accessor closes its file first. Failures throw io_error.
+//    Opening an open accessor closes its file first. Failures throw io_error. On vnfs, a
+//    file created in a directory missing on the server gets its directories made there
+//    (TPIE makes its temporary subdirectory locally, with std::filesystem).
 //  - The position starts at 0. read_i and write_i move exactly `size` bytes at the position
 //    and advance it; seek_i sets it anywhere, also beyond the end (a write there leaves
 //    zeros between). read_i past the end delivers the bytes that exist, leaves the position

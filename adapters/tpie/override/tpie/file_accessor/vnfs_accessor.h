@@ -81,9 +81,9 @@ class vnfs_accessor {
       f();
     } catch (const ::vnfs::tpie::out_of_space_error& e) {
       throw out_of_space_exception(e.what());
-    } catch (const ::vnfs::tpie::end_of_file_error& e) {
-      throw end_of_stream_exception(e.what());
-    } catch (const ::vnfs::tpie::io_error& e) {
+    } catch (const ::vnfs::tpie::io_error& e) {  // end_of_file_error too: TPIE's callers
+                                                    // never read past the end they know, and
+                                                    // end_of_stream_exception has no message
       throw io_exception(e.what());
     }
   }
