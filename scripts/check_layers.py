@@ -21,7 +21,8 @@ area may include:
   may include it; the server includes only the public header it implements
   (vnfs/embedded_server.hpp).
 - the public API (include/vnfs/*.hpp) includes only public headers: those installed for
-  users, PUBLIC_HEADERS below (cmake/vnfs_install.cmake installs the same set).
+  users, include/vnfs/*.hpp and PUBLIC_NESTED below (cmake/vnfs_install.cmake installs the
+  same set).
 - public code (tools/, examples/, bench/, adapters/, the outside consumer of
   tests/consumer/project) includes only public headers, the public headers of the adapters
   (adapters/*/include) and files of its own folder; bench/ also its support library
