@@ -8,14 +8,18 @@
 #   1. libnfs_baseline directly, finding the ports through rpcbind (portmapper), and
 #   2. for each --delays D: two vnfs-netdelay proxies (one for NFS, one for MOUNT) and
 #      libnfs_baseline through them, the ports given in the URL (nfsport=, mountport=)
-#      since the portmapper would hand out Ganesha's own ports.
+#      since the portmapper would hand out Ganesha's own ports; and, through the same NFS
+#      proxy, what a user runs to copy those files: the whole `vnfs --stats cp -r` process
+#      (start, NFSv4.1 session, listing, local writes) timed by the wall clock, beside
+#      libnfs_baseline's copy phase (mount, listing, reads, local writes).
 # Every process started is stopped by its pid (SIGTERM, then SIGKILL after a grace); each
 # step is bounded by `timeout`, the whole run by --timeout. The namespace disappears with
 # its last process. Needs root.
 #
 # Usage: bash bench/baseline_netns.sh [--delays 0,0.1,0.6,2.6] [--files 100] [--size 1024]
 #          [--repeat 3] [--out-dir bench/results] [--timeout SECONDS] [--build DIR]
-# Results: OUT_DIR/libnfs_baseline-direct.json and OUT_DIR/libnfs_baseline-netdelay-D.json.
+# Results: OUT_DIR/libnfs_baseline-direct.json, OUT_DIR/libnfs_baseline-netdelay-D.json and
+# OUT_DIR/vnfs_cp-netdelay-D.json (the vnfs cp -r runs).
 set -euo pipefail
 
 delays="0,0.1,0.6,2.6"
@@ -47,8 +51,8 @@ if [[ $inside -eq 0 ]]; then
   # ---- on the host: check, then re-run this script inside new namespaces ----
   cd "$(dirname "$0")/.."
   [[ $(id -u) -eq 0 ]] || { log "needs root (unshare, Ganesha's open_by_handle_at)"; exit 1; }
-  for b in "$build_dir/bench/libnfs_baseline" "$build_dir/tools/vnfs-netdelay"; do
-    [[ -x $b ]] || { log "missing $b: cmake --build --preset default --target libnfs_baseline vnfs-netdelay"; exit 1; }
+  for b in "$build_dir/bench/libnfs_baseline" "$build_dir/tools/vnfs-netdelay" "$build_dir/tools/vnfs"; do
+    [[ -x $b ]] || { log "missing $b: cmake --build --preset default --target libnfs_baseline vnfs-netdelay vnfs"; exit 1; }
   done
   for p in rpcbind rpcinfo ganesha.nfsd unshare ip; do
     command -v "$p" >/dev/null || { log "missing $p: bash scripts/install-deps.sh"; exit 1; }
@@ -151,6 +155,26 @@ log "direct (ports from rpcbind)"
 timeout --kill-after=5 600 "${driver[@]}" --url "nfs://127.0.0.1$export_path?version=3" \
   --label "direct, ports from rpcbind" --out "$out_dir/libnfs_baseline-direct.json"
 
+# vnfs_copy_runs D URL OUT: --repeat runs of the whole `vnfs --stats cp -r URL` into a fresh
+# local directory, each timed by the wall clock and checked with diff -r against the export;
+# writes OUT as JSON (seconds and the --stats line of each run).
+vnfs_copy_runs() {
+  local d=$1 url=$2 out=$3 r runs="" t0 t1 stats
+  for ((r = 0; r < repeat; r++)); do
+    rm -rf "$scratch/vnfs-copy"
+    t0=$(date +%s.%N)
+    stats=$(timeout --kill-after=5 600 "$build_dir/tools/vnfs" --stats cp -r "$url" "$scratch/vnfs-copy" | tail -n 1)
+    t1=$(date +%s.%N)
+    diff -r "$export_path/libnfs-baseline" "$scratch/vnfs-copy" >/dev/null ||
+      { log "vnfs cp -r: the copy differs from the export"; exit 1; }
+    runs+="${runs:+, }{\"wall_seconds\": $(awk "BEGIN{print $t1 - $t0}"), \"stats\": $stats}"
+    log "vnfs cp -r at D = $d ms, run $((r + 1)): $(awk "BEGIN{print $t1 - $t0}") s"
+  done
+  rm -rf "$scratch/vnfs-copy"
+  printf '{"benchmark": "vnfs_cp", "delay_ms": %s, "files": %s, "size": %s, "url": "%s", "runs": [%s]}\n' \
+    "$d" "$files" "$size" "$url" "$runs" >"$out"
+}
+
 IFS=, read -r -a delay_list <<<"$delays"
 for d in "${delay_list[@]}"; do
   n=${#pids[@]}
@@ -168,9 +192,12 @@ for d in "${delay_list[@]}"; do
   p_nfs=$(ready_port "$scratch/proxy-nfs.out")
   p_mnt=$(ready_port "$scratch/proxy-mnt.out")
   log "through vnfs-netdelay, D = $d ms (RTT + $(awk "BEGIN{print 2*$d}") ms): nfsport=$p_nfs mountport=$p_mnt"
-  timeout --kill-after=5 600 "${driver[@]}" \
+  timeout --kill-after=5 600 "${driver[@]}" --keep \
     --url "nfs://127.0.0.1$export_path?version=3&nfsport=$p_nfs&mountport=$p_mnt" \
     --label "vnfs-netdelay one-way delay $d ms" --out "$out_dir/libnfs_baseline-netdelay-$d.json"
+  vnfs_copy_runs "$d" "nfs://127.0.0.1:$p_nfs/export/libnfs-baseline" "$out_dir/vnfs_cp-netdelay-$d.json"
+  # The files libnfs left (--keep), removed over NFSv4.1 without the proxy.
+  timeout --kill-after=5 300 "$build_dir/tools/vnfs" rm -r "nfs://127.0.0.1:$nfs_port/export/libnfs-baseline"
   # Stop this delay's two proxies now (they are the last two pids).
   for ((i = ${#pids[@]} - 1; i >= n; i--)); do stop_pid "${pids[i]}"; done
   pids=("${pids[@]:0:n}")

@@ -5,6 +5,8 @@
 //   read:    for each file: open O_RDONLY, pread until --size bytes, close (contents checked)
 //   stat:    stat64 of each file
 //   readdir: opendir (libnfs reads the whole directory here), readdir to the end, closedir
+//   copy:    what a copying program does from scratch: mount, list the directory, and for
+//            each entry open, pread to the end, close, and write it to a local file
 // repeated --repeat times; then the files are removed (unlink, rmdir) unless --keep.
 // libnfs does not count its RPCs, so next to every time the JSON gives the number of
 // library calls of each kind (the kernel-client-like pattern), not round trips.
@@ -16,14 +18,18 @@
 // bench/baseline_netns.sh runs it against NFS-Ganesha in a private network namespace.
 #include <fcntl.h>
 #include <nfsc/libnfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -97,6 +103,61 @@ void fill_contents(std::vector<char>& buf, unsigned i) {
   for (std::size_t k = 0; k < buf.size(); ++k) buf[k] = static_cast<char>((k * 131 + i * 7 + (k >> 12)) & 0xff);
 }
 
+/// Writes `data` to the local file `path` (created or truncated); throws on failure.
+void write_local(const std::string& path, const char* data, std::size_t n) {
+  int fd = ::open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("create " + path + ": " + std::strerror(errno));
+  for (std::size_t off = 0; off < n;) {
+    ssize_t w = ::write(fd, data + off, n - off);
+    if (w <= 0) {
+      ::close(fd);
+      throw std::runtime_error("write " + path + ": " + std::strerror(errno));
+    }
+    off += static_cast<std::size_t>(w);
+  }
+  if (::close(fd) != 0) throw std::runtime_error("close " + path + ": " + std::strerror(errno));
+}
+
+/// The copy phase: a fresh mount, the listing of `dir`, and each file read whole and
+/// written under `to`. Returns the number of files copied.
+unsigned copy_directory(const std::string& url, const std::string& dir, const std::filesystem::path& to,
+                        std::size_t io_size, std::map<std::string, std::uint64_t>& c) {
+  nfs_session s(url);
+  ++c["mount"];
+  nfs_context* nfs = s.get();
+  nfsdir* d = nullptr;
+  s.check(nfs_opendir(nfs, dir.c_str(), &d), "opendir " + dir);
+  ++c["opendir"];
+  std::vector<std::string> names;
+  for (nfsdirent* e; (e = nfs_readdir(nfs, d)) != nullptr;) {
+    ++c["readdir"];
+    if (std::strcmp(e->name, ".") != 0 && std::strcmp(e->name, "..") != 0) names.emplace_back(e->name);
+  }
+  ++c["readdir"];
+  nfs_closedir(nfs, d);
+  ++c["closedir"];
+  std::vector<char> buf;
+  for (const auto& name : names) {
+    std::string p = dir + "/" + name;
+    nfsfh* fh = nullptr;
+    s.check(nfs_open(nfs, p.c_str(), O_RDONLY, &fh), "open " + p);
+    ++c["open(O_RDONLY)"];
+    buf.clear();
+    for (;;) {
+      std::size_t at = buf.size();
+      buf.resize(at + io_size);
+      int m = s.check(nfs_pread(nfs, fh, at, io_size, buf.data() + at), "pread " + p);
+      ++c["pread"];
+      buf.resize(at + static_cast<std::size_t>(m));
+      if (m == 0) break;
+    }
+    s.check(nfs_close(nfs, fh), "close " + p);
+    ++c["close"];
+    write_local((to / name).string(), buf.data(), buf.size());
+  }
+  return static_cast<unsigned>(names.size());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -105,6 +166,7 @@ int main(int argc, char** argv) try {
   std::uint64_t size = 1024;
   std::size_t io_size = 1 << 20;
   bool keep = false;
+  std::string copy_to;
   po::options_description desc(
       "Usage: libnfs_baseline --url nfs://HOST/EXPORT?version=3[&nfsport=P&mountport=M] [options]\n\n"
       "Writes, reads, stats and lists --files files of --size bytes through libnfs's\n"
@@ -119,6 +181,7 @@ int main(int argc, char** argv) try {
       ("dir", po::value(&dir)->default_value(dir), "directory under the export for the files (created)")
       ("label", po::value(&label), "free text stored in the JSON (e.g. the network path)")
       ("keep", po::bool_switch(&keep), "leave the files in place")
+      ("copy-to", po::value(&copy_to), "local directory for the copy phase (default: a temporary one, removed)")
       ("out", po::value(&out)->default_value(out), "JSON output file");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -137,7 +200,12 @@ int main(int argc, char** argv) try {
   if (int rc = nfs_mkdir(nfs, dir.c_str()); rc < 0 && rc != -EEXIST) s.check(rc, "mkdir " + dir);
 
   std::vector<char> data(static_cast<std::size_t>(size)), got(static_cast<std::size_t>(size));
-  phase wr{"write"}, rd{"read"}, st{"stat"}, ls{"readdir"};
+  phase wr{"write"}, rd{"read"}, st{"stat"}, ls{"readdir"}, cp{"copy"};
+  const bool own_copy_dir = copy_to.empty();
+  std::filesystem::path copy_dir = own_copy_dir ? std::filesystem::temp_directory_path() /
+                                                      ("libnfs-baseline-copy-" + std::to_string(::getpid()))
+                                                : std::filesystem::path(copy_to);
+  std::filesystem::create_directories(copy_dir);
   for (unsigned r = 0; r < repeat; ++r) {
     std::map<std::string, std::uint64_t> c;
     auto t0 = clock_type::now();
@@ -212,9 +280,23 @@ int main(int argc, char** argv) try {
     if (entries != files)
       throw std::runtime_error("readdir " + dir + ": " + std::to_string(entries) + " entries, expected " +
                                std::to_string(files));
-    std::fprintf(stderr, "repeat %u: write %.3f s, read %.3f s, stat %.3f s, readdir %.3f s\n", r + 1,
-                 wr.seconds.back(), rd.seconds.back(), st.seconds.back(), ls.seconds.back());
+
+    t0 = clock_type::now();
+    unsigned copied = copy_directory(url, dir, copy_dir, io_size, c);
+    cp.seconds.push_back(std::chrono::duration<double>(clock_type::now() - t0).count());
+    cp.calls = std::exchange(c, {});
+    if (copied != files)
+      throw std::runtime_error("copy " + dir + ": " + std::to_string(copied) + " files, expected " + std::to_string(files));
+    for (unsigned i = 0; i < files; ++i) {  // the copies hold what was written
+      fill_contents(data, i + r);
+      std::ifstream in(copy_dir / file_name("", i).substr(1), std::ios::binary);
+      std::vector<char> back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (back != data) throw std::runtime_error("copy of " + file_name(dir, i) + ": contents differ");
+    }
+    std::fprintf(stderr, "repeat %u: write %.3f s, read %.3f s, stat %.3f s, readdir %.3f s, copy %.3f s\n", r + 1,
+                 wr.seconds.back(), rd.seconds.back(), st.seconds.back(), ls.seconds.back(), cp.seconds.back());
   }
+  if (own_copy_dir) std::filesystem::remove_all(copy_dir);
   if (!keep) {
     for (unsigned i = 0; i < files; ++i) s.check(nfs_unlink(nfs, file_name(dir, i).c_str()), "unlink");
     s.check(nfs_rmdir(nfs, dir.c_str()), "rmdir " + dir);
@@ -227,8 +309,9 @@ int main(int argc, char** argv) try {
     << vnfs::bench::json_escape(label) << "\", \"files\": " << files << ", \"size\": " << size
     << ", \"io_size\": " << io_size << ", \"repeat\": " << repeat << ", \"dircache\": false},\n";
   f << "  \"phases\": [\n";
-  const phase* all[] = {&wr, &rd, &st, &ls};
-  for (std::size_t k = 0; k < 4; ++k) {
+  const phase* all[] = {&wr, &rd, &st, &ls, &cp};
+  constexpr std::size_t phases = std::size(all);
+  for (std::size_t k = 0; k < phases; ++k) {
     const phase& p = *all[k];
     std::uint64_t total_calls = 0;
     f << "    {\"phase\": \"" << p.name << "\", \"seconds\": [";
@@ -240,7 +323,7 @@ int main(int argc, char** argv) try {
       first = false;
       total_calls += n;
     }
-    f << "}, \"calls_total\": " << total_calls << "}" << (k + 1 < 4 ? "," : "") << "\n";
+    f << "}, \"calls_total\": " << total_calls << "}" << (k + 1 < phases ? "," : "") << "\n";
   }
   f << "  ]\n}\n";
   std::cerr << "wrote " << out << "\n";

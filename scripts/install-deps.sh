@@ -15,6 +15,7 @@ PACKAGES=(
   libibverbs-dev librdmacm-dev  # RPC-over-RDMA: the verbs fabric provider
   # tests
   catch2
+  clang libclang-rt-14-dev      # the fuzzing preset: clang with libFuzzer and the sanitizers
   nfs-ganesha nfs-ganesha-vfs   # a real NFSv4.1 peer the tests start on loopback
   procps iproute2               # ps and ss, to inspect peers when a test fails
   curl                          # the HTTP example is fetched with it

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The project's one test command: installs the dependencies, then for each CMake preset
-# (default: "default", then "asan" = AddressSanitizer + UndefinedBehaviorSanitizer)
-# configures, builds and runs every test with CTest. Exits non-zero on the first failure.
+# (default: "default", then "asan" = AddressSanitizer + UndefinedBehaviorSanitizer, then
+# "fuzz" = every libFuzzer harness of tests/fuzz for a bounded time under clang's ASan and
+# UBSan) configures, builds and runs every test with CTest. Exits non-zero on the first
+# failure.
 #
 #   bash scripts/test.sh            # both presets, as CI does
 #   bash scripts/test.sh default    # only the named presets
@@ -11,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 presets=("$@")
-[[ ${#presets[@]} -gt 0 ]] || presets=(default asan)
+[[ ${#presets[@]} -gt 0 ]] || presets=(default asan fuzz)
 
 step() { printf '\n=== test.sh: %s\n' "$*"; }
 

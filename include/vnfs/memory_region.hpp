@@ -43,9 +43,12 @@ class memory_slice {
 /// stays the application's; registration makes it a place the transport moves data into and
 /// out of directly, with no intermediate copy: over TCP the socket reads READ payload straight
 /// into it and writes WRITE payload from it by scatter-gather; over RPC-over-RDMA the server
-/// RDMA-Writes and RDMA-Reads it. Registered bytes count against
-/// client_options::max_registered_bytes until the region is destroyed (deregistration).
-/// Move-only. Operations in flight keep the registration alive through their slices.
+/// RDMA-Writes and RDMA-Reads it, through ONE registration of the whole region with the RDMA
+/// fabric, made at the first I/O through it and used by every later one. Registered bytes
+/// count against client_options::max_registered_bytes until the region is destroyed
+/// (deregistration). Move-only. Operations in flight keep the registration alive through
+/// their slices; the fabric registration goes when the region is destroyed and no I/O
+/// through it is in flight (else when the last such I/O completes).
 class memory_region {
  public:
   memory_region() = default;

@@ -27,6 +27,8 @@ struct compound_context {
 
   server_state& server;
   caller who;
+  /// The credential's principal as sent (EXCHANGE_ID and CREATE_SESSION compare it).
+  client_principal principal;
   std::uint32_t minorversion = 1;
 
   held_fh current;  ///< the current filehandle (empty: NFS4ERR_NOFILEHANDLE)

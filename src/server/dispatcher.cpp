@@ -34,6 +34,17 @@ caller caller_of(const rpc::call_header& call, bool root_squash) {
   return who;
 }
 
+client_principal principal_of(const rpc::call_header& call) {
+  client_principal p;
+  p.flavor = static_cast<std::uint32_t>(call.cred.flavor);
+  if (call.cred.flavor == rpc::auth_flavor::sys) {
+    rpc::authsys_parms sys = rpc::parse_authsys(call.cred);
+    p.uid = sys.uid;
+    p.gid = sys.gid;
+  }
+  return p;
+}
+
 /// Operations that may open a COMPOUND without SEQUENCE, and then only alone (§2.10.6.3,
 /// §18.33.3, §18.35.3, §18.36.3, §18.37.3, §18.50.3).
 bool is_sessionless(nfs_opnum4 op) {
@@ -58,8 +69,11 @@ bool is_v42_only(nfs_opnum4 op) {
 /// Executes one COMPOUND and encodes COMPOUND4res into `body`.
 class compound_run {
  public:
-  compound_run(server_state& state, caller who, std::size_t request_size)
-      : state_(state), ctx_(state, std::move(who)), request_size_(request_size) {}
+  compound_run(server_state& state, caller who, const client_principal& principal,
+               std::size_t request_size)
+      : state_(state), ctx_(state, std::move(who)), request_size_(request_size) {
+    ctx_.principal = principal;
+  }
   /// A COMPOUND that ended by an exception still frees its slot (uncached), so the client
   /// can go on with the next sequence id.
   ~compound_run() { finish_slot(nullptr); }
@@ -74,7 +88,8 @@ class compound_run {
   /// answers it from the reply cache.
   enum class admission { execute, replay, refuse };
   admission sequence(const nfs4::SEQUENCE4args& a, std::uint32_t numops,
-                     nfs4::SEQUENCE4res& res, std::vector<std::byte>& replay);
+                     std::size_t reply_header, nfs4::SEQUENCE4res& res,
+                     std::vector<std::byte>& replay);
   nfs4::nfs_resop4 execute(const nfs4::nfs_argop4& op);
   void finish_slot(const xdr::encoder* reply);
 
@@ -86,7 +101,8 @@ class compound_run {
 };
 
 compound_run::admission compound_run::sequence(const nfs4::SEQUENCE4args& a,
-                                               std::uint32_t numops, nfs4::SEQUENCE4res& res,
+                                               std::uint32_t numops, std::size_t reply_header,
+                                               nfs4::SEQUENCE4res& res,
                                                std::vector<std::byte>& replay) {
   auto sess = state_.clients.find_session(a.sa_sessionid);
   if (!sess) {
@@ -122,6 +138,19 @@ compound_run::admission compound_run::sequence(const nfs4::SEQUENCE4args& a,
   if (request_size_ > sess->fore.ca_maxrequestsize) {
     res.status = nfsstat4::NFS4ERR_REQ_TOO_BIG;
     return admission::refuse;
+  }
+  // The smallest reply is this SEQUENCE's own result: when even that exceeds what the
+  // session may cache (a client may ask for a tiny ca_maxresponsesize_cached), a request to
+  // cache it fails here, before the slot is taken (§2.10.6.4, §18.46.3).
+  if (a.sa_cachethis) {
+    nfs4::SEQUENCE4res probe;
+    probe.status = nfsstat4::NFS4_OK;
+    xdr::encoder e;
+    nfs4::encode_resop(e, nfs4::nfs_resop4{probe});
+    if (reply_header + e.size() > sess->fore.ca_maxresponsesize_cached) {
+      res.status = nfsstat4::NFS4ERR_REP_TOO_BIG_TO_CACHE;
+      return admission::refuse;
+    }
   }
   sl.seqid = a.sa_sequenceid;
   sl.in_progress = true;
@@ -216,7 +245,7 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
       if (auto* seq = std::get_if<nfs4::SEQUENCE4args>(&op)) {
         nfs4::SEQUENCE4res res;
         std::vector<std::byte> replay;
-        switch (sequence(*seq, hdr.numops, res, replay)) {
+        switch (sequence(*seq, hdr.numops, body.size(), res, replay)) {
           case admission::replay: {
             // The cached COMPOUND4res replaces everything encoded so far.
             xdr::encoder cached;
@@ -314,7 +343,7 @@ std::optional<rpc_reply> dispatcher::handle(std::span<const std::byte> record) {
   std::vector<std::shared_ptr<const void>> keepalive;
   try {
     fs::scoped_identity as_caller(who.uid, who.gid, who.gids);
-    compound_run(state_, who, record.size()).run(d, hdr, body, keepalive);
+    compound_run(state_, who, principal_of(call), record.size()).run(d, hdr, body, keepalive);
   } catch (const std::exception&) {  // e.g. the identity switch failed: nothing ran
     rpc::encode_accepted_reply(reply.msg, call.xid, rpc::accept_stat::system_err);
     return reply;

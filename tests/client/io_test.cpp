@@ -40,7 +40,7 @@ std::vector<std::byte> make_file(client_env& env, const std::string& name, std::
 #define FOR_TARGETS(...)                             \
   const target kind = GENERATE(__VA_ARGS__);         \
   INFO("target " << name_of(kind));                  \
-  if (!enabled(kind)) return
+  if (skipped(kind)) return
 
 }  // namespace
 
@@ -143,8 +143,11 @@ TEST_CASE("vread places READ payload straight into registered slices; plain buff
   const std::size_t registered = a.size() + b.size() + s.size();
   CHECK(d.payload_bytes_direct + d.payload_bytes_copied == registered + p.size());
   if (kind == target::vnfsd_rdma) {
-    // One Write chunk per call: only a COMPOUND with a single READ has its payload placed.
-    CHECK(d.payload_bytes_copied >= p.size());
+    // One Write chunk per call: only a COMPOUND with a single READ has its payload placed by
+    // RDMA Write. The planner packs these four files into COMPOUNDs of several READs each, so
+    // today every payload arrives inline and is copied once (issue 18 places them all).
+    CHECK(d.payload_bytes_direct == 0);
+    CHECK(d.payload_bytes_copied == registered + p.size());
   } else {
     // TCP: every registered payload arrives in place, the plain one is copied once.
     CHECK(d.payload_bytes_direct == registered);
@@ -173,7 +176,9 @@ TEST_CASE("256 reads in flight over 2 groups, polled from 4 threads: each tag on
     else
       c.read(f, off, mr.slice(off, block), groups[i % 2], i);
   }
-  CHECK(groups[0].outstanding() + groups[1].outstanding() <= n);
+  // Nobody has taken a completion yet, so each group still owes every one of its reads.
+  CHECK(groups[0].outstanding() == n / 2);
+  CHECK(groups[1].outstanding() == n / 2);
 
   std::array<std::atomic<int>, n> seen{};
   std::atomic<std::size_t> total{0}, bad_status{0}, bad_bytes{0}, bad_tag{0};

@@ -24,7 +24,7 @@ std::string name(std::size_t i) { return "d/f" + std::to_string(i); }
 }  // namespace
 
 TEST_CASE("1,000 files of 1 KiB: each vectorized call in at most 25 COMPOUNDs", "[client][vector][roundtrip]") {
-  if (!enabled(target::vnfsd)) return;
+  if (skipped(target::vnfsd)) return;
   client_env env(target::vnfsd, ops256());
   client& c = env.c();
   const std::size_t n = 1000;
@@ -67,7 +67,7 @@ TEST_CASE("1,000 files of 1 KiB: each vectorized call in at most 25 COMPOUNDs", 
 }
 
 TEST_CASE("path compression: relative LOOKUPs from the previous path", "[client][vector][roundtrip]") {
-  if (!enabled(target::vnfsd)) return;
+  if (skipped(target::vnfsd)) return;
   client_env env(target::vnfsd);
   client& c = env.c();
   std::filesystem::create_directories(env / "1/2/3/4/5/6/7");
@@ -108,7 +108,7 @@ TEST_CASE("path compression: relative LOOKUPs from the previous path", "[client]
 }
 
 TEST_CASE("a failure in a later COMPOUND reports the caller's index", "[client][vector][roundtrip]") {
-  if (!enabled(target::vnfsd)) return;
+  if (skipped(target::vnfsd)) return;
   client_env env(target::vnfsd, ops256());
   client& c = env.c();
   std::filesystem::create_directory(env / "d");
@@ -142,7 +142,7 @@ TEST_CASE("a failure in a later COMPOUND reports the caller's index", "[client][
 }
 
 TEST_CASE("related names are changed in the caller's order across COMPOUNDs", "[client][vector][roundtrip]") {
-  if (!enabled(target::vnfsd)) return;
+  if (skipped(target::vnfsd)) return;
   client_env env(target::vnfsd, ops256());
   client& c = env.c();
   // 300 directories, each with a file: removing files before their directories spans
@@ -161,7 +161,7 @@ TEST_CASE("related names are changed in the caller's order across COMPOUNDs", "[
 }
 
 TEST_CASE("the scalar baseline: compound_vectors off sends one item at a time", "[client][vector][roundtrip]") {
-  if (!enabled(target::vnfsd)) return;
+  if (skipped(target::vnfsd)) return;
   client_options o;
   o.compound_vectors = false;
   client_env env(target::vnfsd, o);

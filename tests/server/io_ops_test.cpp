@@ -342,7 +342,11 @@ TEST_CASE("COPY of a 3 MiB file within the server") {
   cp.ca_consecutive = true;
   cp.ca_synchronous = false;
   auto r = c.call({PUTFH4args{src_fh}, SAVEFH4args{}, PUTFH4args{dst_fh}, cp}, 2);
-  if (kind == server_kind::ganesha && r.status == nfsstat4::NFS4ERR_NOTSUPP) {
+  if (kind == server_kind::ganesha) {
+    // NFS-Ganesha 4.3's VFS export has no COPY: SEQUENCE, PUTFH, SAVEFH and PUTFH succeed and
+    // the COPY itself answers NFS4ERR_NOTSUPP. Asserted, so a change in its answer is noticed.
+    REQUIRE(r.status == nfsstat4::NFS4ERR_NOTSUPP);
+    CHECK(r.resarray.size() == 5);
     WARN("NFS-Ganesha does not support COPY here");
     return;
   }

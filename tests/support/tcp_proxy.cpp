@@ -27,6 +27,7 @@ void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NON
 /// One proxied connection. Index 0 of the arrays is the client side, 1 the server side;
 /// pending[i] holds bytes waiting to be written to fd[i].
 struct connection {
+  std::size_t index = 0;  // in accept order, from 0
   int fd[2] = {-1, -1};
   std::vector<char> pending[2];
   bool close_after_flush = false;
@@ -58,6 +59,10 @@ struct tcp_proxy::loop {
   bool armed = false;
   direction armed_dir = direction::to_client;
   std::uint64_t armed_left = 0;
+  bool recording = false;
+  /// By direction ([0] to_server, [1] to_client), one stream per connection index.
+  std::vector<std::vector<std::byte>> streams[2];
+  std::size_t next_index = 0;  // loop thread only
 
   ~loop() {
     for (auto& c : conns) c.close_now();
@@ -124,6 +129,16 @@ void tcp_proxy::hold(direction d, bool on) {
   loop_->cv.wait(lock, [&] { return loop_->sync_done >= ticket || loop_->stop; });
 }
 
+void tcp_proxy::record(bool on) {
+  std::lock_guard lock(loop_->mu);
+  loop_->recording = on;
+}
+
+std::vector<std::vector<std::byte>> tcp_proxy::recorded(direction d) const {
+  std::lock_guard lock(loop_->mu);
+  return loop_->streams[d == direction::to_server ? 0 : 1];
+}
+
 bool tcp_proxy::cut_pending() const {
   std::lock_guard lock(loop_->mu);
   return loop_->armed;
@@ -168,6 +183,15 @@ void tcp_proxy::run() {
     }
     c.pending[to].insert(c.pending[to].end(), data, data + take);
     (d == direction::to_server ? to_server_ : to_client_) += take;
+    {
+      std::lock_guard lock(l.mu);
+      if (l.recording) {
+        auto& streams = l.streams[d == direction::to_server ? 0 : 1];
+        if (streams.size() <= c.index) streams.resize(c.index + 1);
+        auto b = reinterpret_cast<const std::byte*>(data);
+        streams[c.index].insert(streams[c.index].end(), b, b + take);
+      }
+    }
     if (cut) {
       cuts_++;
       c.close_after_flush = true;
@@ -238,6 +262,7 @@ void tcp_proxy::run() {
           ::setsockopt(sfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
           ::setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
           connection c;
+          c.index = l.next_index++;
           c.fd[0] = cfd;
           c.fd[1] = sfd;
           l.conns.push_back(std::move(c));

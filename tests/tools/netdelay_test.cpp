@@ -1,6 +1,8 @@
 // vnfs-netdelay: the command line (help, argument errors, ready line, signals) and what
 // it carries — every byte, in order, both ways, on many connections at once, and the
-// end of each direction. Delays are never timed here (bench/netdelay_rtt does that).
+// end of each direction. How close the delay comes to the one asked for is measured by
+// bench/netdelay_rtt; here only its lower bound is checked: a round trip through the proxy
+// can never take less than twice the one-way delay.
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
@@ -323,6 +325,26 @@ TEST_CASE("vnfs-netdelay carries every byte in order, both ways at once, on seve
       }
       CHECK(proxy.stop().success());
     }
+  }
+}
+
+TEST_CASE("vnfs-netdelay delays each direction: a round trip takes at least twice --delay-ms") {
+  // An echo peer: every byte comes back at once.
+  peer_server server([](int fd) {
+    char b;
+    while (::recv(fd, &b, 1, 0) == 1)
+      if (::send(fd, &b, 1, MSG_NOSIGNAL) != 1) return;
+  });
+  netdelay_process proxy("127.0.0.1", server.port(), "40");
+  fd_owner c = connect_to(proxy.port());
+  int one = 1;
+  ::setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  for (int round = 0; round < 5; ++round) {
+    CAPTURE(round);
+    const auto start = std::chrono::steady_clock::now();
+    REQUIRE(send_all(c.fd, "x"));
+    REQUIRE(recv_exact(c.fd, 1) == "x");
+    CHECK(std::chrono::steady_clock::now() - start >= 80ms);
   }
 }
 

@@ -10,6 +10,49 @@ namespace vnfs::detail {
 void registration::deregister() noexcept {
   if (!valid_.exchange(false, std::memory_order_acq_rel)) return;
   if (auto t = table_.lock()) t->release(size);
+  std::map<std::uint64_t, std::shared_ptr<void>> dropped;
+  {
+    std::lock_guard lock(attach_mu_);
+    dropped.swap(attached_);
+  }
+  // Released here, outside the lock: transport deregistration (ibv_dereg_mr) of what no
+  // call in flight holds.
+}
+
+std::uint64_t registration::new_attachment_owner() noexcept {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::shared_ptr<void> registration::attach(std::uint64_t owner, const std::function<std::shared_ptr<void>()>& make) {
+  std::lock_guard lock(attach_mu_);
+  if (!valid()) return nullptr;  // checked under the lock: deregister() empties the map after clearing valid_
+  if (auto it = attached_.find(owner); it != attached_.end()) return it->second;
+  std::shared_ptr<void> made = make();
+  if (!made) return nullptr;
+  counts_->made++;
+  counts_->held++;
+  // The copy handed out and kept counts as held until its last holder drops it.
+  std::shared_ptr<void> counted(made.get(), [made, counts = counts_](void*) mutable {
+    made.reset();
+    counts->held--;
+  });
+  attached_.emplace(owner, counted);
+  return counted;
+}
+
+void registration::detach(std::uint64_t owner) noexcept {
+  std::shared_ptr<void> dropped;  // released after the lock, as in deregister()
+  std::lock_guard lock(attach_mu_);
+  if (auto it = attached_.find(owner); it != attached_.end()) {
+    dropped = std::move(it->second);
+    attached_.erase(it);
+  }
+}
+
+std::size_t registration::attachments() const {
+  std::lock_guard lock(attach_mu_);
+  return attached_.size();
 }
 
 std::shared_ptr<registration_table> registration_table::create(std::size_t cap_bytes) {
@@ -35,7 +78,7 @@ std::shared_ptr<registration> registration_table::add(void* ptr, std::size_t len
     ++count_;
     id = next_id_++;
   }
-  return std::make_shared<registration>(static_cast<std::byte*>(ptr), len, a, id, weak_from_this());
+  return std::make_shared<registration>(static_cast<std::byte*>(ptr), len, a, id, weak_from_this(), counts_);
 }
 
 void registration_table::close() noexcept {

@@ -1,12 +1,17 @@
-// vnfs client: registered memory — one registration per memory_region, and the table that
-// caps how many bytes are registered at once (client_options::max_registered_bytes).
+// vnfs client: registered memory — one registration per memory_region, the transports'
+// own registrations of it (attachments: an RDMA fabric registers a region once and exposes
+// every I/O into it through that registration), and the table that caps how many bytes are
+// registered at once (client_options::max_registered_bytes).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 
 #include "vnfs/memory_region.hpp"
 
@@ -14,10 +19,24 @@ namespace vnfs::detail {
 
 class registration_table;
 
+/// How many attachments (transport registrations) the regions of one table have had made,
+/// and how many still exist. Shared by the table and its registrations.
+struct attachment_counts {
+  std::atomic<std::uint64_t> made{0};
+  std::atomic<std::uint64_t> held{0};
+};
+
 /// One registered range. Shared by its memory_region and by the slices that operations hold.
 /// Deregistration (the region's destruction) makes it invalid; it stays alive as long as a
 /// slice does, so in-flight operations never touch a dangling object, but backends must
 /// refuse to start new operations on an invalid registration (errc::bad_argument).
+///
+/// Attachments. A transport that must register memory itself (RPC-over-RDMA: the fabric's
+/// memory registration) attaches its registration of the whole range here, once per
+/// transport instance (`owner`), at the first call that moves data through the region, and
+/// reuses it for every later call. Deregistration drops the attachments; a transport holds
+/// its own reference for each call in flight, so the transport's registration is released
+/// when the region is gone and the last call using it has completed.
 struct registration {
   std::byte* data = nullptr;
   std::size_t size = 0;
@@ -29,14 +48,32 @@ struct registration {
   bool allows(vnfs::access a) const noexcept {
     return (static_cast<unsigned>(access) & static_cast<unsigned>(a)) == static_cast<unsigned>(a);
   }
-  /// Releases the bytes from the table's cap and marks the registration invalid. Idempotent;
-  /// called by ~memory_region.
+  /// Releases the bytes from the table's cap, marks the registration invalid and drops its
+  /// attachments. Idempotent; called by ~memory_region.
   void deregister() noexcept;
+
+  /// A key for attachment() no other transport instance of this process ever uses.
+  static std::uint64_t new_attachment_owner() noexcept;
+
+  /// What `owner` attached to this region: the object attached before, else the one
+  /// `make()` returns, attached from now on (a null result attaches nothing). Null once the
+  /// region is deregistered: nothing is made then. Exceptions of make() propagate and attach
+  /// nothing. Thread-safe; make() runs under this registration's lock and must not call it.
+  template <class T, class Make>
+  std::shared_ptr<T> attachment(std::uint64_t owner, Make&& make) {
+    return std::static_pointer_cast<T>(attach(owner, [&make]() -> std::shared_ptr<void> {
+      return std::const_pointer_cast<std::remove_const_t<T>>(std::shared_ptr<T>(make()));
+    }));
+  }
+  /// Drops what `owner` attached (the transport is going away). No-op when nothing is.
+  void detach(std::uint64_t owner) noexcept;
+  /// How many owners have an attachment on this region now.
+  std::size_t attachments() const;
 
   // Registrations are made by registration_table::add only.
   registration(std::byte* d, std::size_t n, vnfs::access a, std::uint64_t i,
-               std::weak_ptr<registration_table> t)
-      : data(d), size(n), access(a), id(i), table_(std::move(t)) {}
+               std::weak_ptr<registration_table> t, std::shared_ptr<attachment_counts> counts)
+      : data(d), size(n), access(a), id(i), table_(std::move(t)), counts_(std::move(counts)) {}
   // Also when no region deregistered it (a region move-assigned over drops its old
   // registration without destroying a region): the bytes return to the cap at the latest
   // when the last slice goes.
@@ -45,8 +82,13 @@ struct registration {
   registration& operator=(const registration&) = delete;
 
  private:
+  std::shared_ptr<void> attach(std::uint64_t owner, const std::function<std::shared_ptr<void>()>& make);
+
   std::atomic<bool> valid_{true};
   std::weak_ptr<registration_table> table_;
+  std::shared_ptr<attachment_counts> counts_;
+  mutable std::mutex attach_mu_;
+  std::map<std::uint64_t, std::shared_ptr<void>> attached_;  // by owner; empty once invalid
 };
 
 /// The registrations of one client. Thread-safe. Must be owned by a std::shared_ptr
@@ -71,6 +113,10 @@ class registration_table : public std::enable_shared_from_this<registration_tabl
   std::size_t registered_bytes() const;
   /// Number of registrations not yet deregistered.
   std::size_t count() const;
+  /// Transport registrations of this table's regions (see registration::attachment): how
+  /// many were made, and how many exist now (still attached, or held by a call in flight).
+  std::uint64_t attachments_made() const noexcept { return counts_->made.load(); }
+  std::uint64_t attachments_held() const noexcept { return counts_->held.load(); }
 
  private:
   friend struct registration;
@@ -83,6 +129,7 @@ class registration_table : public std::enable_shared_from_this<registration_tabl
   std::size_t bytes_ = 0;
   std::size_t count_ = 0;
   std::uint64_t next_id_ = 1;
+  const std::shared_ptr<attachment_counts> counts_ = std::make_shared<attachment_counts>();
 };
 
 }  // namespace vnfs::detail

@@ -299,6 +299,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
     std::vector<nfs_argop4> ops;
     ops.reserve(c->ops.size());
     std::vector<std::span<std::byte>> targets;
+    std::vector<std::shared_ptr<registration>> registered;
     bool any_target = false;
     for (auto& o : c->ops) {
       ops.push_back(o.op);  // kept: a refused COMPOUND is packed again
@@ -306,11 +307,13 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
         targets.push_back(o.read_target);
         any_target = any_target || !o.read_target.empty();
       }
+      if (o.registered && std::find(registered.begin(), registered.end(), o.registered) == registered.end())
+        registered.push_back(o.registered);
     }
     if (!any_target) targets.clear();
     engine->submit(
         std::move(ops), [self = shared_from_this(), c](std::error_code ec, compound_reply& r) { self->on_reply(*c, ec, r); },
-        std::move(targets), c->needs_cache);
+        std::move(targets), c->needs_cache, std::move(registered));
   }
 
   void on_reply(compound& c, std::error_code ec, compound_reply& r) {
@@ -331,7 +334,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
           stop = true;
           break;
         }
-        std::error_code e = o.on_ok ? o.on_ok(res[k + 1]) : std::error_code();
+        std::error_code e = o.on_ok ? o.on_ok(res[k + 1], r.placed_at(k + 1)) : std::error_code();
         if (e) fail(o.owner, e), stop = true;
         else ++ok_ops[o.owner];
       }

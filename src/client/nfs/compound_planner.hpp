@@ -27,6 +27,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,11 +43,16 @@ struct planned_op {
   nfs4::nfs_argop4 op;
   std::size_t owner = 0;         ///< the caller's item it counts for
   std::size_t reply_bytes = 64;  ///< upper estimate of its result's encoded size
-  /// Runs on the I/O thread with the operation's result when it succeeded; an error it
-  /// returns fails the owner (e.g. a reply longer than the buffer).
-  std::function<std::error_code(nfs4::nfs_resop4&)> on_ok;
+  /// Runs on the I/O thread with the operation's result when it succeeded, and whether the
+  /// transport placed its payload in read_target (a READ's data then views the target;
+  /// compound_reply::placed); an error it returns fails the owner (e.g. a reply longer than
+  /// the buffer).
+  std::function<std::error_code(nfs4::nfs_resop4&, bool placed)> on_ok;
   /// For a READ: where its payload may be received directly (session_engine::submit).
   std::span<std::byte> read_target;
+  /// For a READ or WRITE of registered memory: the region its payload lies in, which the
+  /// COMPOUND carries to the transport (session_engine::submit's `registered`).
+  std::shared_ptr<registration> registered;
 };
 
 /// Where an item's operations start.

@@ -29,7 +29,9 @@ constexpr count4 readdir_maxcount = 32768;
 
 planned_op make(nfs_argop4 a, std::size_t owner, std::size_t reply = 64,
                 std::function<std::error_code(nfs_resop4&)> on_ok = {}) {
-  return planned_op{std::move(a), owner, reply, std::move(on_ok)};
+  planned_op op{std::move(a), owner, reply};
+  if (on_ok) op.on_ok = [f = std::move(on_ok)](nfs_resop4& r, bool) { return f(r); };
+  return op;
 }
 
 std::pair<std::string, std::string> parent_and_name(const std::string& path) {
@@ -206,19 +208,21 @@ void compound_vectors::io(std::span<vio> items, bool writing, vresult* out, done
         });
       } else {
         std::span<std::byte> dst = v.data().subspan(at, n);
-        op = make(READ4args{sid, off, static_cast<count4>(n)}, i, 32 + n, [this, &v, dst](nfs_resop4& r) -> std::error_code {
+        op = make(READ4args{sid, off, static_cast<count4>(n)}, i, 32 + n);
+        op.on_ok = [this, &v, dst](nfs_resop4& r, bool placed) -> std::error_code {
           const auto& data = std::get<READ4res>(r).resok4.data;
           if (data.size() > dst.size()) return short_reply();
-          if (data.data() != dst.data()) {  // not placed directly: in the reply buffer
+          if (!placed) {  // in the reply buffer
             std::copy(data.begin(), data.end(), dst.begin());
             engine_.note_copied(data.size());
           }
           v.bytes += data.size();
           if (data.size() < dst.size()) v.eof = true;
           return {};
-        });
+        };
         if (v.region.data()) op.read_target = dst;  // registered memory receives directly
       }
+      if (v.region.data()) op.registered = v.region.registration();
       if (path) {
         plan[*group].ops.push_back(std::move(op));
         group_bytes += n;

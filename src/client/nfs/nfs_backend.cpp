@@ -178,7 +178,11 @@ class nfs_backend final : public backend {
     if (target.size() > max_io) target = target.first(max_io);
     // Only registered memory receives directly: a plain buffer is written on success only.
     std::vector<std::span<std::byte>> targets;
-    if (dst.registered.data()) targets.push_back(target);
+    std::vector<std::shared_ptr<registration>> registered;
+    if (dst.registered.data()) {
+      targets.push_back(target);
+      registered.push_back(dst.registered.registration());
+    }
     std::vector<nfs_argop4> ops{PUTFH4args{of->fh},
                                 READ4args{of->io_stateid, offset, static_cast<count4>(target.size())}};
     engine_.submit(
@@ -187,13 +191,13 @@ class nfs_backend final : public backend {
           if ((ec = outcome(ec, r))) return done(ec, 0);
           const auto& data = last_of<READ4res>(r).resok4.data;
           if (data.size() > target.size()) return done(make_error_code(errc::protocol_error), 0);
-          if (data.data() != target.data()) {  // arrived in the library's buffer: copy it over
+          if (!r.placed_at(r.res.resarray.size() - 1)) {  // arrived in the library's buffer: copy it over
             std::copy(data.begin(), data.end(), target.begin());
             engine_.note_copied(data.size());
           }
           done({}, data.size());
         },
-        std::move(targets));
+        std::move(targets), std::nullopt, std::move(registered));
   }
 
   void write(const file& f, std::uint64_t offset, write_source src, done_fn done) override {
@@ -203,16 +207,21 @@ class nfs_backend final : public backend {
     // The payload is referenced by the encoder and leaves by scatter-gather (no copy).
     std::vector<nfs_argop4> ops{PUTFH4args{of->fh},
                                 WRITE4args{of->io_stateid, offset, stable_how4::UNSTABLE4, data}};
-    engine_.submit(std::move(ops), [of, done](std::error_code ec, compound_reply& r) {
-      if ((ec = outcome(ec, r))) return done(ec, 0);
-      const auto& w = last_of<WRITE4res>(r).resok4;
-      {
-        std::lock_guard lock(of->mu);
-        if (w.committed != stable_how4::FILE_SYNC4) of->dirty = true;
-        of->write_verifier = w.writeverf;
-      }
-      done({}, w.count);
-    });
+    std::vector<std::shared_ptr<registration>> registered;
+    if (src.registered.data()) registered.push_back(src.registered.registration());
+    engine_.submit(
+        std::move(ops),
+        [of, done](std::error_code ec, compound_reply& r) {
+          if ((ec = outcome(ec, r))) return done(ec, 0);
+          const auto& w = last_of<WRITE4res>(r).resok4;
+          {
+            std::lock_guard lock(of->mu);
+            if (w.committed != stable_how4::FILE_SYNC4) of->dirty = true;
+            of->write_verifier = w.writeverf;
+          }
+          done({}, w.count);
+        },
+        {}, std::nullopt, std::move(registered));
   }
 
   void fsync(const file& f, done_fn done) override {

@@ -4,6 +4,7 @@
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
 
+#include "client/memory/registration.hpp"
 #include "client/nfs/rpc_channel.hpp"
 #include "transport/rdma/fabric.hpp"
 #include "transport/rdma/rpc_client.hpp"
@@ -14,12 +15,28 @@ namespace {
 
 namespace rdma = transport::rdma;
 
+/// What the server may do to a region registered with `a`: RDMA-Write into memory data is
+/// read into, RDMA-Read from memory data is written from.
+rdma::remote_access remote_access_for(vnfs::access a) {
+  switch (a) {
+    case vnfs::access::read: return rdma::remote_access::write;
+    case vnfs::access::write: return rdma::remote_access::read;
+    case vnfs::access::read_write: break;
+  }
+  return rdma::remote_access::read_write;
+}
+
 class rdma_channel final : public rpc_channel, public std::enable_shared_from_this<rdma_channel> {
  public:
   rdma_channel(boost::asio::io_context& io, const std::string& provider, std::string host, std::uint16_t port,
                channel_events ev, wire_counters wc)
       : fabric_(rdma::make_fabric(provider, io)), host_(std::move(host)), port_(port), ev_(std::move(ev)), wc_(wc) {}
-  ~rdma_channel() override { close(); }
+  ~rdma_channel() override {
+    close();
+    // The fabric registrations this channel attached go with it (a region may outlive it).
+    for (auto& weak : attached_)
+      if (auto r = weak.lock()) r->detach(attachment_owner_);
+  }
 
   void connect(std::function<void(std::error_code)> done) override {
     close();
@@ -48,13 +65,15 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
         });
   }
 
-  void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call,
-            const read_plan* plan, std::size_t max_reply) override {
+  void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call, std::shared_ptr<const read_plan> plan,
+            const std::vector<std::shared_ptr<registration>>& registered, std::size_t max_reply) override {
     if (!client_) return;  // the engine sends again after reconnecting
     wc_.sent += call->size();
     rdma::rpc_call rc;
     rc.xid = xid;
     rc.message = std::move(call);
+    for (const auto& r : registered)
+      if (auto fr = fabric_registration(r)) rc.registered.push_back(std::move(fr));
     // One Write chunk, which the server fills with the first READ payload: offered only when
     // the COMPOUND has a single READ.
     if (plan && plan->targets.size() == 1) rc.read_target = plan->targets[0];
@@ -86,6 +105,28 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
   }
 
  private:
+  /// The fabric's registration of region `r`: made at the first call through it and kept
+  /// on the region until it is deregistered or this channel goes. Null for a deregistered
+  /// region or when the fabric refuses (the call then registers what it exposes itself).
+  std::shared_ptr<const rdma::memory_registration> fabric_registration(const std::shared_ptr<registration>& r) {
+    if (!r) return nullptr;
+    bool made = false;
+    std::shared_ptr<const rdma::memory_registration> fr;
+    try {
+      fr = r->attachment<const rdma::memory_registration>(attachment_owner_, [&] {
+        made = true;
+        return fabric_->register_memory(r->data, r->size, remote_access_for(r->access));
+      });
+    } catch (const std::system_error&) {
+      return nullptr;
+    }
+    if (made && fr) {
+      std::erase_if(attached_, [](const std::weak_ptr<registration>& w) { return w.expired(); });
+      attached_.push_back(r);
+    }
+    return fr;
+  }
+
   std::unique_ptr<rdma::fabric> fabric_;
   std::string host_;
   std::uint16_t port_;
@@ -93,6 +134,8 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
   wire_counters wc_;
   std::shared_ptr<rdma::rpc_client> client_;
   std::uint64_t gen_ = 0;  // counts connections; callbacks carry the one they began on
+  const std::uint64_t attachment_owner_ = registration::new_attachment_owner();
+  std::vector<std::weak_ptr<registration>> attached_;  // regions holding this fabric's registration
 };
 
 }  // namespace

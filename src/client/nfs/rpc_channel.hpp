@@ -20,6 +20,8 @@
 
 namespace vnfs::detail {
 
+struct registration;
+
 /// Where the READ payloads of a call may be received, and how much of its reply can safely
 /// be received before each.
 struct read_plan {
@@ -53,9 +55,6 @@ struct channel_events {
   std::function<void(std::uint32_t xid, std::error_code)> on_call_failed;
   /// The connection broke: once per successful connect(), never after close().
   std::function<void(std::error_code)> on_lost;
-  /// The read plan of an outstanding call (see rpc_channel::send), null if it has none;
-  /// valid until on_reply for that call (TCP looks it up when the reply arrives).
-  std::function<const read_plan*(std::uint32_t xid)> read_plan_of;
 };
 
 /// The engine's wire counters, updated by the channel.
@@ -76,9 +75,15 @@ class rpc_channel {
   /// `call` until sent (TCP) or answered (RDMA); the memory it references must live as
   /// long. `plan`: where READ payloads may be placed directly (see read_plan; null:
   /// nowhere); the channel may place any of them or none (RDMA: only a COMPOUND's only
-  /// READ). `max_reply` bounds the reply's size.
-  virtual void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call, const read_plan* plan,
-                    std::size_t max_reply) = 0;
+  /// READ). The channel keeps `plan` only weakly, to place the reply to `xid`: the caller
+  /// owns it, its targets are valid as long as it lives, and the caller drops it when it
+  /// gives up on `xid` (a reply that comes later is placed nowhere). `registered`: the
+  /// caller's registered regions the call's READ targets and WRITE payloads lie in; a
+  /// channel that must register memory with its transport (RDMA) does so once per region
+  /// through their attachments, and exposes the payloads through that. The channel keeps
+  /// them as long as `call`. `max_reply` bounds the reply's size.
+  virtual void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call, std::shared_ptr<const read_plan> plan,
+                    const std::vector<std::shared_ptr<registration>>& registered, std::size_t max_reply) = 0;
   /// Drops the connection without on_lost. Idempotent.
   virtual void close() = 0;
 };

@@ -28,7 +28,12 @@ namespace {
 struct call {
   std::vector<nfs4::nfs_argop4> ops;  // ops[0] is SEQUENCE when `sequenced`
   compound_done done;
-  std::optional<read_plan> reads;  // see session_engine::submit
+  std::vector<std::span<std::byte>> read_targets;  // see session_engine::submit
+  /// Where this transmission's READ payloads may be placed (null without read targets): a
+  /// new plan for each xid (encode()), which the channel holds weakly, so a reply to an xid
+  /// given up on finds no plan to place into.
+  std::shared_ptr<const read_plan> reads;
+  std::vector<std::shared_ptr<registration>> registered;  // regions the payloads lie in
   bool cachethis = false;  // ask the server to cache the reply (calls that must not run twice)
   bool sequenced = true;
   std::uint32_t slot = 0;
@@ -139,6 +144,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     e.put_u32(v42 ? 2 : 1);
     e.put_u32(static_cast<std::uint32_t>(c.ops.size()));
     for (const auto& op : c.ops) nfs4::encode_argop(e, op);
+    c.reads = c.read_targets.empty() ? nullptr : std::make_shared<const read_plan>(plan_reads(c.ops, c.read_targets));
   }
 
   /// WRITE payload leaves by reference (scatter-gather) except tiny pieces the encoder
@@ -168,7 +174,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       if (it == inflight.end()) continue;  // answered or failed meanwhile
       const call& c = *it->second;
       std::size_t limit = have_session ? fore.ca_maxresponsesize : reply_size_cap;
-      channel->send(c.xid, c.request, c.reads ? &*c.reads : nullptr, std::min(reply_size_bound(c.ops), limit));
+      channel->send(c.xid, c.request, c.reads, c.registered,
+                    std::min(reply_size_bound(c.ops), limit));
     }
   }
 
@@ -228,13 +235,6 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     ev.on_lost = [weak](std::error_code ec) {
       if (auto self = weak.lock()) self->connection_lost(ec);
     };
-    ev.read_plan_of = [weak](std::uint32_t xid) -> const read_plan* {
-      auto self = weak.lock();
-      if (!self) return nullptr;
-      auto it = self->inflight.find(xid);
-      if (it == self->inflight.end() || !it->second->reads) return nullptr;
-      return &*it->second->reads;
-    };
     return ev;
   }
 
@@ -291,9 +291,11 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
           r.resok4.data = c->reads->targets[piece->read_index].first(piece->len);
           d.skip(piece->skip);
           reply.res.resarray.push_back(std::move(r));
+          reply.placed.push_back(true);
           ++piece;
         } else {
           reply.res.resarray.push_back(nfs4::decode_resop(d));
+          reply.placed.push_back(false);
         }
         if (std::holds_alternative<nfs4::READ4res>(reply.res.resarray.back())) ++reads;
       }
@@ -497,7 +499,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     // A call in flight may be having its READ payload received into the caller's memory,
     // which is the caller's again once the call completes: the connection goes first.
     const bool receiving =
-        std::any_of(inflight.begin(), inflight.end(), [](const auto& e) { return e.second->reads.has_value(); });
+        std::any_of(inflight.begin(), inflight.end(), [](const auto& e) { return e.second->reads != nullptr; });
     if (connected && receiving) {
       connected = false;
       channel->close();
@@ -585,7 +587,8 @@ session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::m
 session_engine::~session_engine() { close(); }
 
 void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done done,
-                            std::vector<std::span<std::byte>> read_targets, std::optional<bool> cachethis) {
+                            std::vector<std::span<std::byte>> read_targets, std::optional<bool> cachethis,
+                            std::vector<std::shared_ptr<registration>> registered) {
   std::unique_lock lock(impl_->submit_mu);
   if (impl_->stopped) {  // the I/O thread is gone: complete here, exactly once
     lock.unlock();
@@ -598,8 +601,9 @@ void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done don
   c->ops.emplace_back();  // SEQUENCE, filled when a slot is assigned
   for (auto& op : ops) c->ops.push_back(std::move(op));
   c->done = std::move(done);
-  if (!read_targets.empty()) c->reads = plan_reads(c->ops, std::move(read_targets));
+  c->read_targets = std::move(read_targets);
   c->cachethis = cachethis.value_or(!idempotent(c->ops));
+  c->registered = std::move(registered);
   asio::post(impl_->io, [self = impl_, c = std::shared_ptr<call>(std::move(c))]() mutable {
     auto owned = std::make_unique<call>(std::move(*c));
     if (self->closing) {

@@ -18,11 +18,18 @@
 
 namespace vnfs::detail {
 
+struct registration;
+
 /// The reply to one submitted COMPOUND. `res.resarray[0]` is the SEQUENCE result; opaque
 /// payloads in it are views into `buffer`, or into the caller's read targets.
 struct compound_reply {
   nfs4::COMPOUND4res res;
   std::vector<std::byte> buffer;
+  /// Per entry of res.resarray: whether it is a READ whose payload the transport placed
+  /// straight into the caller's read target (its data views the target). Otherwise a READ's
+  /// data views `buffer`.
+  std::vector<bool> placed;
+  bool placed_at(std::size_t i) const { return i < placed.size() && placed[i]; }
 };
 
 using compound_done = std::function<void(std::error_code, compound_reply&)>;
@@ -55,12 +62,16 @@ class session_engine {
   /// payload of the k-th READ in `ops` may be received (from the socket, or RDMA-Written by
   /// the server) straight into the caller's memory, zero-copy; an empty span, a payload that
   /// does not fit, or a transport that cannot place it leaves that READ4resok data a view
-  /// into compound_reply::buffer (compare the data pointer with the target's). The targets
+  /// into compound_reply::buffer (compound_reply::placed says which). The targets
   /// must stay valid until `done` runs. `cachethis` asks the server to keep the reply for a
   /// retransmission (exactly-once); by default, unless every operation is one that may
-  /// simply run again (lookups, reads).
+  /// simply run again (lookups, reads). `registered`: the registered regions the read
+  /// targets and WRITE payloads lie in (the transport may expose them through its own
+  /// registration of each region, made once; see registration::attachment); held until
+  /// `done` runs.
   void submit(std::vector<nfs4::nfs_argop4> ops, compound_done done, std::vector<std::span<std::byte>> read_targets = {},
-              std::optional<bool> cachethis = std::nullopt);
+              std::optional<bool> cachethis = std::nullopt,
+              std::vector<std::shared_ptr<registration>> registered = {});
 
   /// Fails what is queued and in flight with errc::closed, then destroys the session and the
   /// client ID (best effort, bounded by connect_timeout). Idempotent; blocks.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <unordered_map>
 
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
@@ -52,8 +53,11 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     });
   }
 
-  void send(std::uint32_t, std::shared_ptr<const xdr::encoder> call, const read_plan*, std::size_t) override {
+  // The socket reads into and writes from any memory: registrations need nothing more here.
+  void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call, std::shared_ptr<const read_plan> plan,
+            const std::vector<std::shared_ptr<registration>>&, std::size_t) override {
     if (!connected_) return;  // the engine sends again after reconnecting
+    if (plan) remember_plan(xid, plan);
     outgoing o;
     auto len = static_cast<std::uint32_t>(call->size()) | rpc::last_fragment_bit;
     o.mark = {std::byte(len >> 24), std::byte(len >> 16), std::byte(len >> 8), std::byte(len)};
@@ -67,6 +71,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     ++gen_;
     writing_ = false;
     queue_.clear();
+    plans_.clear();  // the engine sends again, plans included, on the next connection
     boost::system::error_code ignore;
     sock_.close(ignore);
   }
@@ -76,6 +81,25 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     std::array<std::byte, 4> mark;
     std::shared_ptr<const xdr::encoder> call;
   };
+
+  /// Keeps `plan` (weakly) for the reply to `xid`. Plans of xids whose replies never come
+  /// on this connection expire with their calls and are swept as the table grows.
+  void remember_plan(std::uint32_t xid, const std::shared_ptr<const read_plan>& plan) {
+    if (plans_.size() >= sweep_at_) {
+      std::erase_if(plans_, [](const auto& e) { return e.second.expired(); });
+      sweep_at_ = std::max<std::size_t>(64, 2 * plans_.size());
+    }
+    plans_[xid] = plan;
+  }
+
+  /// The plan sent with `xid`, if its caller still holds it; forgotten by the channel.
+  std::shared_ptr<const read_plan> take_plan(std::uint32_t xid) {
+    auto it = plans_.find(xid);
+    if (it == plans_.end()) return nullptr;
+    auto plan = it->second.lock();
+    plans_.erase(it);
+    return plan;
+  }
 
   void lost(std::error_code ec) {
     if (!connected_) return;
@@ -118,10 +142,12 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     body_.assign(head_.begin() + 4, head_.end());
     parse_ = parse_state{};  // (a connection lost in the middle of a reply left its state)
     plan_ = nullptr;
-    if (!(mark & rpc::last_fragment_bit))  // a reply in several fragments (NFS-Ganesha sends them)
+    if (!(mark & rpc::last_fragment_bit)) {  // a reply in several fragments (NFS-Ganesha sends them)
+      take_plan(xid);  // never placed
       return read_fragment(xid, len - 4, false);
+    }
     record_left_ = len - 4;
-    plan_ = ev_.read_plan_of(xid);
+    plan_ = take_plan(xid);
     if (next_target(0) != no_target) return parse(xid);
     read_rest(xid);
   }
@@ -313,6 +339,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   }
 
   void deliver(std::uint32_t xid) {
+    plan_.reset();
     std::vector<std::byte> record = std::move(body_);
     std::vector<direct_piece> pieces = std::move(parse_.pieces);
     std::uint64_t g = gen_;
@@ -330,13 +357,15 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   std::uint64_t gen_ = 0;  // counts connections; socket handlers carry the one they began on
   std::deque<outgoing> queue_;
   bool writing_ = false;
+  std::unordered_map<std::uint32_t, std::weak_ptr<const read_plan>> plans_;  // by xid, of calls sent
+  std::size_t sweep_at_ = 64;
 
   // Receive state.
   std::array<std::byte, 8> head_{};  // record mark + xid
   std::array<std::byte, 4> next_mark_{};  // record mark of a reply's later fragment
   std::vector<std::byte> body_;   // the record so far (less payloads placed directly)
   std::size_t record_left_ = 0;  // bytes of the current record not yet received
-  const read_plan* plan_ = nullptr;  // of the reply being received (null: none)
+  std::shared_ptr<const read_plan> plan_;  // of the reply being received (null: none)
   parse_state parse_;
   std::array<std::byte, 4> scratch_{};  // a placed payload's padding
 };

@@ -280,7 +280,12 @@ nfsstat4 to_setattr_args(const n4::fattr4& in, fs::setattr_args& out, n4::bitmap
   return nfsstat4::NFS4_OK;
 }
 
-nfsstat4 apply_setattr(const fs::object& obj, const fs::setattr_args& args) {
+nfsstat4 apply_setattr(const fs::object& obj, const fs::setattr_args& in) {
+  // A symlink's mode means nothing (the kernel cannot even change it): SETATTR of mode on
+  // a symlink succeeds and changes nothing, as on the Linux server. Owner, group and times
+  // of the link itself are set as on any object.
+  fs::setattr_args args = in;
+  if (obj.type() == fs::file_type::symlink) args.mode.reset();
   if (!args.mode && !args.uid && !args.gid && !args.size &&
       args.atime.what == fs::time_update::how::keep &&
       args.mtime.what == fs::time_update::how::keep)

@@ -48,7 +48,15 @@ nfs4::PUTPUBFH4res handle(compound_context& ctx, const nfs4::PUTPUBFH4args&) {
 nfs4::PUTFH4res handle(compound_context& ctx, const nfs4::PUTFH4args& args) {
   std::error_code ec;
   fs::object obj = ctx.server.exp.resolve(args.object, ec);
-  if (ec) return {.status = to_nfsstat(ec)};
+  if (ec) {
+    // A file removed or renamed over while open is no longer reachable by handle, but its
+    // open state keeps it, and its handle, usable until CLOSE (POSIX unlink-on-open).
+    auto kept = ctx.server.opens.held_object(args.object);
+    if (!kept) return {.status = to_nfsstat(ec)};
+    std::error_code cec;
+    obj = kept->clone(cec);
+    if (cec) return {.status = to_nfsstat(ec)};
+  }
   held_fh h;
   h.fh = args.object;
   h.obj = std::move(obj);

@@ -7,11 +7,11 @@ namespace vnfs::server {
 using nfs4::nfsstat4;
 
 nfs4::EXCHANGE_ID4res handle(compound_context& ctx, const nfs4::EXCHANGE_ID4args& a) {
-  return ctx.server.clients.exchange_id(a);
+  return ctx.server.clients.exchange_id(a, ctx.principal);
 }
 
 nfs4::CREATE_SESSION4res handle(compound_context& ctx, const nfs4::CREATE_SESSION4args& a) {
-  return ctx.server.clients.create_session(a);
+  return ctx.server.clients.create_session(a, ctx.principal);
 }
 
 nfs4::DESTROY_SESSION4res handle(compound_context& ctx, const nfs4::DESTROY_SESSION4args& a) {
@@ -42,8 +42,16 @@ nfs4::BIND_CONN_TO_SESSION4res handle(compound_context& ctx,
   return res;
 }
 
-nfs4::RECLAIM_COMPLETE4res handle(compound_context& ctx, const nfs4::RECLAIM_COMPLETE4args&) {
+// rca_one_fs TRUE ends reclaims for the file system of the current filehandle only; vnfsd
+// exports one file system and ends the client's reclaims when rca_one_fs is FALSE, so a
+// per-file-system RECLAIM_COMPLETE only needs a current filehandle and changes nothing, and
+// a later global one still succeeds (§18.51.3, §18.51.4).
+nfs4::RECLAIM_COMPLETE4res handle(compound_context& ctx, const nfs4::RECLAIM_COMPLETE4args& a) {
   nfs4::RECLAIM_COMPLETE4res res;
+  if (a.rca_one_fs) {
+    res.status = ctx.current ? nfsstat4::NFS4_OK : nfsstat4::NFS4ERR_NOFILEHANDLE;
+    return res;
+  }
   res.status = ctx.server.clients.reclaim_complete(ctx.clientid);
   return res;
 }

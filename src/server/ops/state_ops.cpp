@@ -85,6 +85,34 @@ void drop_unchanged(const fs::object& file, fs::setattr_args& args) {
   if (args.size && *args.size == st.size) args.size.reset();
 }
 
+/// What OPEN answers about delegations, of which vnfsd grants none (it has no back channel).
+/// Without a want (OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE) the plain OPEN_DELEGATE_NONE; with
+/// one, OPEN_DELEGATE_NONE_EXT and why (§18.16.3, §10.4.1): WND4_NOT_WANTED for
+/// WANT_NO_DELEG, WND4_CANCELLED for WANT_CANCEL (there is no wish to cancel), and for a
+/// wanted delegation WND4_RESOURCE without a promise to signal, as the Linux server answers
+/// when it cannot give one.
+nfs4::open_delegation4 no_delegation(std::uint32_t want) {
+  nfs4::open_delegation4 d;
+  if (want == nfs4::OPEN4_SHARE_ACCESS_WANT_NO_PREFERENCE) {
+    d.delegation_type = nfs4::open_delegation_type4::OPEN_DELEGATE_NONE;
+    return d;
+  }
+  d.delegation_type = nfs4::open_delegation_type4::OPEN_DELEGATE_NONE_EXT;
+  switch (want) {
+    case nfs4::OPEN4_SHARE_ACCESS_WANT_NO_DELEG:
+      d.od_whynone.ond_why = nfs4::why_no_delegation4::WND4_NOT_WANTED;
+      break;
+    case nfs4::OPEN4_SHARE_ACCESS_WANT_CANCEL:
+      d.od_whynone.ond_why = nfs4::why_no_delegation4::WND4_CANCELLED;
+      break;
+    default:
+      d.od_whynone.ond_why = nfs4::why_no_delegation4::WND4_RESOURCE;
+      d.od_whynone.ond_server_will_signal_avail = false;
+      break;
+  }
+  return d;
+}
+
 bool has_changes(const fs::setattr_args& a) {
   return a.mode || a.uid || a.gid || a.size ||
          a.atime.what != fs::time_update::how::keep ||
@@ -104,7 +132,9 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
   if (!ctx.current) return fail(nfsstat4::NFS4ERR_NOFILEHANDLE);
   const std::uint32_t access = a.share_access & access_mask;
   if (access == 0 || (a.share_access & ~(access_mask | want_mask)) != 0 ||
-      (a.share_deny & ~nfs4::OPEN4_SHARE_DENY_BOTH) != 0)
+      (a.share_deny & ~nfs4::OPEN4_SHARE_DENY_BOTH) != 0 ||
+      (a.share_access & nfs4::OPEN4_SHARE_ACCESS_WANT_DELEG_MASK) >
+          nfs4::OPEN4_SHARE_ACCESS_WANT_CANCEL)
     return fail(nfsstat4::NFS4ERR_INVAL);
 
   const bool create = a.openhow.opentype == nfs4::opentype4::OPEN4_CREATE;
@@ -231,6 +261,9 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
 
   nfs4::nfs_fh4 fh = ctx.server.exp.fh_of(file, ec);
   if (ec) return fail(to_nfsstat(ec));
+  req.fh = fh;
+  if (fs::object kept = file.clone(ec); !ec)
+    req.object = std::make_shared<const fs::object>(std::move(kept));
 
   nfs4::stateid4 sid;
   if (nfsstat4 st = table.open(req, sid); st != nfsstat4::NFS4_OK) return fail(st);
@@ -246,7 +279,7 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
   res.resok4.cinfo = cinfo;
   res.resok4.rflags = nfs4::OPEN4_RESULT_LOCKTYPE_POSIX;
   res.resok4.attrset = attrset;
-  res.resok4.delegation.delegation_type = nfs4::open_delegation_type4::OPEN_DELEGATE_NONE;
+  res.resok4.delegation = no_delegation(a.share_access & nfs4::OPEN4_SHARE_ACCESS_WANT_DELEG_MASK);
   return res;
 }
 

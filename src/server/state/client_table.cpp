@@ -12,45 +12,45 @@ client_table::client_table(const server_options& options, std::uint64_t boot_id,
                            drop_handler on_drop)
     : options_(options), boot_id_(boot_id), on_drop_(std::move(on_drop)) {}
 
+namespace {
+
+/// The eia_flags a client may set (§18.35.3): the bits RFC 8881 defines except
+/// EXCHGID4_FLAG_CONFIRMED_R, which only a server sets.
+constexpr std::uint32_t client_flags =
+    nfs4::EXCHGID4_FLAG_SUPP_MOVED_REFER | nfs4::EXCHGID4_FLAG_SUPP_MOVED_MIGR |
+    nfs4::EXCHGID4_FLAG_SUPP_FENCE_OPS | nfs4::EXCHGID4_FLAG_BIND_PRINC_STATEID |
+    nfs4::EXCHGID4_FLAG_MASK_PNFS | nfs4::EXCHGID4_FLAG_UPD_CONFIRMED_REC_A;
+
+/// The csa_flags RFC 8881 defines (§18.36.3).
+constexpr std::uint32_t session_flags = nfs4::CREATE_SESSION4_FLAG_PERSIST |
+                                        nfs4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN |
+                                        nfs4::CREATE_SESSION4_FLAG_CONN_RDMA;
+
+}  // namespace
+
 // Client IDs and session IDs carry the boot id so IDs of an earlier instance never match.
-nfs4::EXCHANGE_ID4res client_table::exchange_id(const nfs4::EXCHANGE_ID4args& args) {
-  nfs4::EXCHANGE_ID4res res;
-  if (args.eia_state_protect.spa_how != nfs4::state_protect_how4::SP4_NONE) {
-    res.status = nfsstat4::NFS4ERR_NOTSUPP;  // no machine-credential or SSV protection
-    return res;
-  }
-  if (args.eia_clientowner.co_ownerid.empty()) {
-    res.status = nfsstat4::NFS4ERR_INVAL;
-    return res;
-  }
-  std::lock_guard lock(mu_);
-  const auto& id_bytes = args.eia_clientowner.co_ownerid;
-  const std::string owner(reinterpret_cast<const char*>(id_bytes.data()), id_bytes.size());
-  auto known = by_owner_.find(owner);
-  client* c = nullptr;
-  if (known != by_owner_.end()) {
-    client& existing = clients_.at(known->second);
-    if (existing.verifier == args.eia_clientowner.co_verifier) {
-      c = &existing;  // the same incarnation asks again: same client ID (§18.35.5 case 2/3)
-    } else {
-      // A rebooted client (new verifier): its old state goes, a new record starts (case 5).
-      drop_client_locked(existing.id);
-    }
-  }
-  if (c == nullptr) {
-    nfs4::clientid4 id = (boot_id_ << 32) | next_client_++;
-    client& fresh = clients_[id];
-    fresh.id = id;
-    fresh.ownerid = owner;
-    fresh.verifier = args.eia_clientowner.co_verifier;
-    fresh.renewed = clock::now();
-    by_owner_[owner] = id;
-    c = &fresh;
-  }
+client_table::client& client_table::new_record_locked(const std::string& owner,
+                                                      const nfs4::EXCHANGE_ID4args& args,
+                                                      const client_principal& who) {
+  nfs4::clientid4 id = (boot_id_ << 32) | next_client_++;
+  client& fresh = clients_[id];
+  fresh.id = id;
+  fresh.ownerid = owner;
+  fresh.verifier = args.eia_clientowner.co_verifier;
+  fresh.principal = who;
+  fresh.renewed = clock::now();
+  by_owner_[owner].unconfirmed = id;
+  return fresh;
+}
+
+void client_table::fill_exchange_id_locked(const client& c, nfs4::EXCHANGE_ID4res& res) const {
   auto& ok = res.resok4;
-  ok.eir_clientid = c->id;
-  ok.eir_sequenceid = c->create_session_seq;
-  ok.eir_flags = nfs4::EXCHGID4_FLAG_USE_NON_PNFS | (c->confirmed ? nfs4::EXCHGID4_FLAG_CONFIRMED_R : 0);
+  ok.eir_clientid = c.id;
+  // For a confirmed record the client ignores it (§18.35.3); for a new one it is the first
+  // csa_sequence.
+  ok.eir_sequenceid = c.create_session_seq;
+  ok.eir_flags =
+      nfs4::EXCHGID4_FLAG_USE_NON_PNFS | (c.confirmed ? nfs4::EXCHGID4_FLAG_CONFIRMED_R : 0);
   ok.eir_state_protect.spr_how = nfs4::state_protect_how4::SP4_NONE;
   ok.eir_server_owner.so_minor_id = 0;
   static constexpr char major[] = "vnfsd";
@@ -66,6 +66,55 @@ nfs4::EXCHANGE_ID4res client_table::exchange_id(const nfs4::EXCHANGE_ID4args& ar
   impl.nii_name = "vnfsd 0.1";
   ok.eir_server_impl_id = impl;
   res.status = nfsstat4::NFS4_OK;
+}
+
+// The cases of RFC 8881 §18.35.4, numbered as there.
+nfs4::EXCHANGE_ID4res client_table::exchange_id(const nfs4::EXCHANGE_ID4args& args,
+                                                const client_principal& who) {
+  nfs4::EXCHANGE_ID4res res;
+  auto fail = [&](nfsstat4 st) {
+    res.status = st;
+    return res;
+  };
+  // Undefined bits and bits only a server sets (EXCHGID4_FLAG_CONFIRMED_R) are invalid.
+  if ((args.eia_flags & ~client_flags) != 0) return fail(nfsstat4::NFS4ERR_INVAL);
+  if (args.eia_state_protect.spa_how != nfs4::state_protect_how4::SP4_NONE)
+    return fail(nfsstat4::NFS4ERR_NOTSUPP);  // no machine-credential or SSV protection
+  if (args.eia_clientowner.co_ownerid.empty()) return fail(nfsstat4::NFS4ERR_INVAL);
+
+  std::lock_guard lock(mu_);
+  const auto& id_bytes = args.eia_clientowner.co_ownerid;
+  const std::string owner(reinterpret_cast<const char*>(id_bytes.data()), id_bytes.size());
+  const bool update = (args.eia_flags & nfs4::EXCHGID4_FLAG_UPD_CONFIRMED_REC_A) != 0;
+  owner_records recs;
+  if (auto it = by_owner_.find(owner); it != by_owner_.end()) recs = it->second;
+  client* conf = recs.confirmed != 0 ? &clients_.at(recs.confirmed) : nullptr;
+  const bool same_verifier = conf && conf->verifier == args.eia_clientowner.co_verifier;
+  const bool same_principal = conf && conf->principal == who;
+
+  if (update) {
+    if (conf == nullptr) return fail(nfsstat4::NFS4ERR_NOENT);  // case 7
+    if (!same_principal) return fail(nfsstat4::NFS4ERR_PERM);  // case 9
+    if (!same_verifier) return fail(nfsstat4::NFS4ERR_NOT_SAME);  // case 8
+    // Case 6: an update of the confirmed record. Nothing vnfsd keeps can change (no state
+    // protection, no pNFS roles): the same client ID, confirmed.
+    fill_exchange_id_locked(*conf, res);
+    return res;
+  }
+  if (conf != nullptr) {
+    // Case 3: another principal uses the owner while the record has a lease (vnfsd drops
+    // records whose lease expired, so every record here has unexpired state).
+    if (!same_principal) return fail(nfsstat4::NFS4ERR_CLID_INUSE);
+    if (same_verifier) {  // case 2: the same incarnation again, the same client ID
+      fill_exchange_id_locked(*conf, res);
+      return res;
+    }
+    // Case 5: the client restarted. A new unconfirmed record; the confirmed one, its
+    // sessions and state stay until CREATE_SESSION confirms the new one.
+  }
+  // Case 4: an unconfirmed record is replaced (it has no state); case 1: a new owner.
+  if (recs.unconfirmed != 0) drop_client_locked(recs.unconfirmed);
+  fill_exchange_id_locked(new_record_locked(owner, args, who), res);
   return res;
 }
 
@@ -81,7 +130,8 @@ nfs4::channel_attrs4 client_table::negotiate_fore(const nfs4::channel_attrs4& as
   return got;
 }
 
-nfs4::CREATE_SESSION4res client_table::create_session(const nfs4::CREATE_SESSION4args& args) {
+nfs4::CREATE_SESSION4res client_table::create_session(const nfs4::CREATE_SESSION4args& args,
+                                                      const client_principal& who) {
   nfs4::CREATE_SESSION4res res;
   std::lock_guard lock(mu_);
   auto it = clients_.find(args.csa_clientid);
@@ -90,6 +140,11 @@ nfs4::CREATE_SESSION4res client_table::create_session(const nfs4::CREATE_SESSION
     return res;
   }
   client& c = it->second;
+  // §18.36.4: only the principal that created the client ID may use it.
+  if (!(c.principal == who)) {
+    res.status = nfsstat4::NFS4ERR_CLID_INUSE;
+    return res;
+  }
   // §18.36.4: csa_sequence is the client's CREATE_SESSION sequence: the expected value
   // creates, the previous one replays the previous reply, anything else is misordered.
   if (c.has_last_create_session && args.csa_sequence + 1 == c.create_session_seq) {
@@ -99,10 +154,22 @@ nfs4::CREATE_SESSION4res client_table::create_session(const nfs4::CREATE_SESSION
     res.status = nfsstat4::NFS4ERR_SEQ_MISORDERED;
     return res;
   }
+  if ((args.csa_flags & ~session_flags) != 0) {
+    res.status = nfsstat4::NFS4ERR_INVAL;
+    return res;
+  }
   const auto& fore = args.csa_fore_chan_attrs;
   // A channel too small for one COMPOUND with SEQUENCE is useless: NFS4ERR_TOOSMALL (§18.36.3).
   if (fore.ca_maxrequestsize < 256 || fore.ca_maxresponsesize < 256 || fore.ca_maxoperations < 2 ||
       fore.ca_maxrequests == 0) {
+    res.status = nfsstat4::NFS4ERR_TOOSMALL;
+    return res;
+  }
+  // The back channel too, although vnfsd sends no callbacks: a client must not believe it
+  // could receive one through a channel that cannot carry it.
+  const auto& back = args.csa_back_chan_attrs;
+  if (back.ca_maxrequestsize < min_back_request || back.ca_maxresponsesize < min_back_response ||
+      back.ca_maxoperations < min_back_operations || back.ca_maxrequests == 0) {
     res.status = nfsstat4::NFS4ERR_TOOSMALL;
     return res;
   }
@@ -122,8 +189,17 @@ nfs4::CREATE_SESSION4res client_table::create_session(const nfs4::CREATE_SESSION
   s->slots.resize(s->fore.ca_maxrequests);
   sessions_[s->id] = s;
   c.sessions.push_back(s->id);
-  c.confirmed = true;
   c.renewed = clock::now();
+  if (!c.confirmed) {
+    // Confirmation: the record becomes the owner's confirmed one; a confirmed record it
+    // replaces (the client restarted, §18.35.4 case 5) goes now, with its sessions and state.
+    c.confirmed = true;
+    owner_records& recs = by_owner_[c.ownerid];
+    const nfs4::clientid4 old = recs.confirmed;
+    recs.confirmed = c.id;
+    if (recs.unconfirmed == c.id) recs.unconfirmed = 0;
+    if (old != 0 && old != c.id) drop_client_locked(old);
+  }
 
   auto& ok = res.resok4;
   ok.csr_sessionid = s->id;
@@ -197,7 +273,11 @@ void client_table::drop_client_locked(nfs4::clientid4 id) {
   auto it = clients_.find(id);
   if (it == clients_.end()) return;
   for (const auto& sid : it->second.sessions) sessions_.erase(sid);
-  by_owner_.erase(it->second.ownerid);
+  if (auto o = by_owner_.find(it->second.ownerid); o != by_owner_.end()) {
+    if (o->second.confirmed == id) o->second.confirmed = 0;
+    if (o->second.unconfirmed == id) o->second.unconfirmed = 0;
+    if (o->second.confirmed == 0 && o->second.unconfirmed == 0) by_owner_.erase(o);
+  }
   clients_.erase(it);
   if (on_drop_) on_drop_(id);
 }

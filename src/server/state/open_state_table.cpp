@@ -138,9 +138,14 @@ nfsstat4 open_state_table::open(const open_request& req, nfs4::stateid4& out) {
       continue;
     }
     if ((o.deny & req.access) != 0 || (o.access & req.deny) != 0) {
-      if (f.opens.empty() && f.locks.empty()) files_.erase(req.file);
+      drop_file_if_unused_locked(files_.find(req.file));
       return nfsstat4::NFS4ERR_SHARE_DENIED;
     }
+  }
+  if (f.fh.empty() && !req.fh.empty() && req.object) {
+    f.fh = req.fh;
+    f.object = req.object;
+    by_fh_[req.fh] = req.file;
   }
   if (mine != nullptr) {
     // An upgrade of the owner's open of this file (§18.16.3): one stateid, seqid + 1.
@@ -202,13 +207,28 @@ nfsstat4 open_state_table::close(nfs4::clientid4 client, const file_key& file,
   return nfsstat4::NFS4_OK;
 }
 
+void open_state_table::drop_file_if_unused_locked(std::map<file_key, file_state>::iterator f) {
+  if (f == files_.end() || !f->second.opens.empty() || !f->second.locks.empty()) return;
+  if (!f->second.fh.empty()) by_fh_.erase(f->second.fh);
+  files_.erase(f);
+}
+
+std::shared_ptr<const fs::object> open_state_table::held_object(
+    const std::vector<std::byte>& fh) const {
+  std::lock_guard lk(mu_);
+  auto k = by_fh_.find(fh);
+  if (k == by_fh_.end()) return nullptr;
+  auto f = files_.find(k->second);
+  return f == files_.end() ? nullptr : f->second.object;
+}
+
 void open_state_table::erase_lock_locked(std::uint64_t id) {
   auto l = locks_.find(id);
   if (l == locks_.end()) return;
   if (auto o = opens_.find(l->second.open_id); o != opens_.end()) o->second.locks.erase(id);
   if (auto f = files_.find(l->second.file); f != files_.end()) {
     f->second.locks.erase(id);
-    if (f->second.opens.empty() && f->second.locks.empty()) files_.erase(f);
+    drop_file_if_unused_locked(f);
   }
   locks_.erase(l);
 }
@@ -219,7 +239,7 @@ void open_state_table::erase_open_locked(std::uint64_t id) {
   for (std::uint64_t lid : std::set<std::uint64_t>(o->second.locks)) erase_lock_locked(lid);
   if (auto f = files_.find(o->second.file); f != files_.end()) {
     f->second.opens.erase(id);
-    if (f->second.opens.empty() && f->second.locks.empty()) files_.erase(f);
+    drop_file_if_unused_locked(f);
   }
   opens_.erase(o);
 }

@@ -14,6 +14,7 @@
 #include <system_error>
 #include <vector>
 
+#include "server/fs/object.hpp"
 #include "server/fs/unique_fd.hpp"
 #include "vnfs/nfs4/state_ops.hpp"
 #include "vnfs/nfs4/types.hpp"
@@ -78,7 +79,17 @@ class open_state_table {
     /// they become the state's read/write descriptors where it has none yet.
     data_fd read_fd;
     data_fd write_fd;
+    /// The file's filehandle and object: kept while the file has open state, so that the
+    /// handle still reaches the file after it was removed or renamed over (held_object()).
+    std::vector<std::byte> fh;
+    std::shared_ptr<const fs::object> object;
   };
+
+  /// The object of a file that has open or lock state, by the filehandle OPEN returned for
+  /// it; null if none. A file removed (or replaced by RENAME) while open can no longer be
+  /// opened by handle, yet its open stateids stay valid (POSIX unlink-on-open semantics):
+  /// PUTFH falls back on this.
+  std::shared_ptr<const fs::object> held_object(const std::vector<std::byte>& fh) const;
 
   /// Creates the open state, or upgrades the owner's existing one for the file (access and
   /// deny become the unions; seqid + 1). NFS4ERR_SHARE_DENIED if another open-owner's open
@@ -195,6 +206,8 @@ class open_state_table {
   struct file_state {
     std::set<std::uint64_t> opens;
     std::set<std::uint64_t> locks;
+    std::vector<std::byte> fh;  ///< empty: not known
+    std::shared_ptr<const fs::object> object;
   };
   enum class kind { none, open, lock };
 
@@ -205,6 +218,8 @@ class open_state_table {
   const lock_state* conflict_locked(nfs4::clientid4 client, const std::vector<std::byte>& owner,
                                     const file_key& file, const range& r,
                                     range& with) const;
+  /// Erases the file's entry once it has neither opens nor locks.
+  void drop_file_if_unused_locked(std::map<file_key, file_state>::iterator f);
   void erase_lock_locked(std::uint64_t id);
   void erase_open_locked(std::uint64_t id);
 
@@ -214,6 +229,7 @@ class open_state_table {
   std::map<std::uint64_t, open_state> opens_;
   std::map<std::uint64_t, lock_state> locks_;
   std::map<file_key, file_state> files_;
+  std::map<std::vector<std::byte>, file_key> by_fh_;
 };
 
 }  // namespace vnfs::server

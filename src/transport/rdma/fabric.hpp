@@ -30,6 +30,14 @@ class listener {
   virtual std::uint16_t port() const = 0;
 };
 
+/// The memory registrations of one fabric: `made` counts every register_memory that
+/// succeeded, `live` those not yet destroyed (a registration outliving its fabric counts
+/// until it goes).
+struct registration_counts {
+  std::uint64_t made = 0;
+  std::uint64_t live = 0;
+};
+
 /// One protection domain: registrations made here are what endpoints made here expose.
 /// All callbacks run on the io_context given at creation.
 class fabric {
@@ -43,6 +51,8 @@ class fabric {
   /// Registers [data, data + size) for the given remote access. Throws std::system_error.
   virtual std::unique_ptr<memory_registration> register_memory(void* data, std::size_t size,
                                                                remote_access access) = 0;
+  /// What register_memory has done so far. Thread-safe.
+  virtual registration_counts registrations() const = 0;
 
   /// Listens on HOST:PORT (port 0: any free one). Every connection is accepted with
   /// `opts` (its private data answers the peer's) and handed to on_accept, not started.

@@ -96,12 +96,11 @@ void rpc_client::send_one(std::unique_ptr<pending> p) {
     // The reply: a Write chunk for READ data, or a Reply chunk for a long reply.
     if (!p->call.read_target.empty()) {
       auto& t = p->call.read_target;
-      p->regs.push_back(fabric_.register_memory(t.data(), t.size(), remote_access::write));
-      h.write_list.push_back(rr::write_chunk{{p->regs.back()->segment(0, t.size())}});
+      h.write_list.push_back(rr::write_chunk{{expose(p->call, t.data(), t.size(), remote_access::write, p->regs)}});
     } else if (p->call.max_reply + reply_header_room > opts_.inline_size) {
       p->reply_buffer.resize(std::min<std::size_t>(p->call.max_reply, UINT32_MAX));
-      p->regs.push_back(fabric_.register_memory(p->reply_buffer.data(), p->reply_buffer.size(), remote_access::write));
-      h.reply_chunk = rr::write_chunk{{p->regs.back()->segment(0, p->reply_buffer.size())}};
+      h.reply_chunk = rr::write_chunk{
+          {expose(p->call, p->reply_buffer.data(), p->reply_buffer.size(), remote_access::write, p->regs)}};
     }
 
     // The call: inline, WRITE payloads by Read chunk, or all of it by a position-zero chunk.
@@ -115,31 +114,30 @@ void rpc_client::send_one(std::unique_ptr<pending> p) {
       reduced_stream red = reduce(chain, opts_.ddp_threshold, rr::max_list_entries);
       rr::header with_reads = h;
       std::vector<std::unique_ptr<memory_registration>> read_regs;
+      std::size_t offered = 0;
       for (const auto& item : red.items) {
         auto* data = const_cast<std::byte*>(item.data.data());  // exposed for remote READ only
-        read_regs.push_back(fabric_.register_memory(data, item.data.size(), remote_access::read));
-        with_reads.read_list.push_back({item.position, read_regs.back()->segment(0, item.data.size())});
+        with_reads.read_list.push_back(
+            {item.position, expose(p->call, data, item.data.size(), remote_access::read, read_regs)});
+        offered += item.data.size();
       }
       if (!red.items.empty() && encode(with_reads).size() + total_size(red.inline_part) <= inline_send_) {
         h = std::move(with_reads);
         body = std::move(red.inline_part);
-        for (auto& r : read_regs) {
-          stats_.bytes_offered += r->size();
-          p->regs.push_back(std::move(r));
-        }
+        stats_.bytes_offered += offered;
+        for (auto& r : read_regs) p->regs.push_back(std::move(r));
         stats_.read_chunk_calls++;
       } else {
         h.type = rr::msg_type::rdma_nomsg;
         if (chain.size() > max_nomsg_segments) {
           p->flat_call = msg.flatten();  // too many pieces for one chunk's segments
-          p->regs.push_back(fabric_.register_memory(p->flat_call.data(), p->flat_call.size(), remote_access::read));
-          h.read_list.push_back({0, p->regs.back()->segment(0, p->flat_call.size())});
+          h.read_list.push_back(
+              {0, expose(p->call, p->flat_call.data(), p->flat_call.size(), remote_access::read, p->regs)});
         } else {
           for (auto& piece : chain) {
             if (piece.bytes.empty()) continue;
             auto* data = const_cast<std::byte*>(piece.bytes.data());
-            p->regs.push_back(fabric_.register_memory(data, piece.bytes.size(), remote_access::read));
-            h.read_list.push_back({0, p->regs.back()->segment(0, piece.bytes.size())});
+            h.read_list.push_back({0, expose(p->call, data, piece.bytes.size(), remote_access::read, p->regs)});
           }
         }
         stats_.bytes_offered += msg.size();
@@ -163,6 +161,19 @@ void rpc_client::send_one(std::unique_ptr<pending> p) {
   std::uint32_t xid = p->call.xid;
   outstanding_[xid] = std::move(p);
   stats_.max_outstanding = std::max<std::uint32_t>(stats_.max_outstanding, static_cast<std::uint32_t>(outstanding_.size()));
+}
+
+rr::segment rpc_client::expose(const rpc_call& c, std::byte* data, std::size_t size, remote_access access,
+                               std::vector<std::unique_ptr<memory_registration>>& made) {
+  for (const auto& r : c.registered) {
+    if (r && allows(r->access(), access) && r->contains(data, size)) {
+      stats_.registered_segments++;
+      return r->segment(static_cast<std::size_t>(data - r->data()), size);
+    }
+  }
+  made.push_back(fabric_.register_memory(data, size, access));
+  stats_.per_call_registrations++;
+  return made.back()->segment(0, size);
 }
 
 void rpc_client::on_message(std::span<const std::byte> m) {
@@ -226,7 +237,10 @@ void rpc_client::complete(std::uint32_t xid, std::error_code ec, rpc_result r) {
   if (it == outstanding_.end()) return;
   auto p = std::move(it->second);
   outstanding_.erase(it);
-  p->regs.clear();  // deregistered before the caller reuses the memory
+  // Before the caller hears of it: the per-call registrations are gone and the caller's own
+  // are no longer held by the call (its last holder may release them).
+  p->regs.clear();
+  p->call.registered.clear();
   p->done(ec, std::move(r));
 }
 
@@ -237,9 +251,13 @@ void rpc_client::fail_all(std::error_code ec) {
   waiting_.clear();
   for (auto& [xid, p] : out) {
     p->regs.clear();
+    p->call.registered.clear();
     p->done(ec, {});
   }
-  for (auto& p : wait) p->done(ec, {});
+  for (auto& p : wait) {
+    p->call.registered.clear();
+    p->done(ec, {});
+  }
 }
 
 void rpc_client::lost(std::error_code ec) {

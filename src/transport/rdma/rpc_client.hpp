@@ -44,6 +44,12 @@ struct rpc_call {
   /// Upper bound of the reply's size. Above the inline threshold, a Reply chunk of this
   /// size is offered (without a read_target).
   std::size_t max_reply = 0;
+  /// Registrations of this fabric that the caller keeps across calls (memory registered
+  /// once). Memory the call exposes — read_target, WRITE payloads by Read chunk, the pieces
+  /// of a position-zero chunk — that lies inside one of them granting the access the peer
+  /// needs is exposed through it; anything else is registered for this call alone. The
+  /// call holds them until it completes, so none is deregistered while the peer may use it.
+  std::vector<std::shared_ptr<const memory_registration>> registered;
 };
 
 struct rpc_result {
@@ -60,6 +66,8 @@ struct rpc_client_stats {
   std::uint64_t bytes_received = 0;  // messages, headers included
   std::uint64_t bytes_placed = 0;    // written by the responder into read targets and reply chunks
   std::uint64_t bytes_offered = 0;   // exposed through Read chunks for the responder to pull
+  std::uint64_t per_call_registrations = 0;  // fabric registrations made for one call (released with it)
+  std::uint64_t registered_segments = 0;     // segments exposed through rpc_call::registered instead
   std::uint64_t inline_calls = 0, read_chunk_calls = 0, nomsg_calls = 0;
   std::uint64_t write_list_replies = 0, reply_chunk_replies = 0;
   std::uint32_t max_outstanding = 0;  // the most calls ever outstanding at once
@@ -71,8 +79,9 @@ struct rpc_client_stats {
 ///   payloads as Read chunks at their XDR positions; if it still does not fit, the whole
 ///   call as a position-zero Read chunk with RDMA_NOMSG. A READ target becomes a Write
 ///   chunk; a reply bound above the inline threshold a Reply chunk. The client never
-///   initiates RDMA; the memory it exposes is registered for the call and deregistered
-///   when the call completes.
+///   initiates RDMA. The memory it exposes goes through the caller's registrations
+///   (rpc_call::registered) where they cover it; the rest is registered for the call and
+///   deregistered when the call completes.
 /// - Credits: starts at 1; never more calls outstanding than the last grant (0 counts as
 ///   1); calls beyond it wait in order. Each call carries the request policy's figure.
 /// - RDMA_ERROR for a call completes it with errc::protocol_not_supported (ERR_VERS) or
@@ -119,6 +128,10 @@ class rpc_client : public std::enable_shared_from_this<rpc_client> {
 
   void pump();
   void send_one(std::unique_ptr<pending> p);
+  /// The segment naming [data, data + size) with `access` for the peer: from a registration
+  /// `c` carries when one covers it, else from one made now and appended to `made`.
+  rpc::rdma::segment expose(const rpc_call& c, std::byte* data, std::size_t size, remote_access access,
+                            std::vector<std::unique_ptr<memory_registration>>& made);
   void on_message(std::span<const std::byte> m);
   void complete(std::uint32_t xid, std::error_code ec, rpc_result r);
   void fail_all(std::error_code ec);

@@ -125,6 +125,26 @@ TEST_CASE("cma: a message above the peer's receive size is refused by the sender
   CHECK_FALSE(sync_send(*p.client, {fits}));
 }
 
+TEST_CASE("cma: registrations are counted when made, and as live until destroyed") {
+  io_thread t;
+  auto f = rdma::make_fabric("cma", t.io);
+  std::vector<std::byte> mem(8192);
+  CHECK(f->registrations().made == 0);
+  CHECK(f->registrations().live == 0);
+  auto kept = f->register_memory(mem.data(), 4096, rdma::remote_access::read_write);
+  {
+    auto brief = f->register_memory(mem.data() + 4096, 4096, rdma::remote_access::read);
+    CHECK(f->registrations().made == 2);
+    CHECK(f->registrations().live == 2);
+  }
+  CHECK(f->registrations().made == 2);
+  CHECK(f->registrations().live == 1);
+  CHECK_THROWS_AS(f->register_memory(nullptr, 0, rdma::remote_access::read), std::system_error);
+  CHECK(f->registrations().made == 2);  // a refused registration is not one
+  kept.reset();
+  CHECK(f->registrations().live == 0);
+}
+
 TEST_CASE("cma: RDMA Write and RDMA Read move bytes into and out of registered memory") {
   pair_fixture p;
   std::vector<std::byte> target(1 << 20, std::byte{0});

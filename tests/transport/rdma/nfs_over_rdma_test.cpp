@@ -8,15 +8,19 @@
 #include <cstring>
 #include <fstream>
 #include <future>
+#include <optional>
 #include <set>
 #include <thread>
 
 #include <catch2/catch.hpp>
 
+#include "client/backend.hpp"
+#include "client/memory/registration.hpp"
 #include "client/nfs/session_engine.hpp"
 #include "server/vnfsd.hpp"
 #include "transport/rdma/fabric.hpp"
 #include "vnfs/client.hpp"
+#include "vnfs/completion_group.hpp"
 #include "vnfs/test/temp_dir.hpp"
 #include "vnfs/test/vnfsd_process.hpp"
 
@@ -103,6 +107,78 @@ TEST_CASE("nfs over rdma: a READ lands straight in a registered region by RDMA W
   REQUIRE(c.pread(f, 12345, rd.slice(3, 4001)) == 4001);
   CHECK(std::memcmp(in.data() + 3, data.data() + 12345, 4001) == 0);
   CHECK(s.stats().bytes_rdma_written - s1.bytes_rdma_written == 4001);
+  c.close(f);
+}
+
+TEST_CASE("nfs over rdma: vreads into one registered region register it with the fabric once; its release follows the region") {
+  rdma_vnfsd s;
+  constexpr std::size_t reads = 8, part = 64 * 1024;
+  auto data = pattern(reads * part, 4);
+  write_local(s.dir.path() / "v", data);
+  auto c = client::connect(s.url());
+  const detail::registration_table& table = c.backend().registrations();
+  std::vector<std::byte> in(reads * part, std::byte{0x55});
+  std::optional<memory_region> rd(c.register_memory(in.data(), in.size(), access::read));
+  // Observes the region's registration after the region is gone.
+  std::shared_ptr<detail::registration> reg = rd->all().registration();
+  CHECK(reg->attachments() == 0);  // nothing before the first call through the region
+  CHECK(table.attachments_made() == 0);
+  file f = c.open("v", O_RDONLY, 0);
+  auto s0 = s.stats();
+  auto c0 = c.stats();
+  for (std::size_t i = 0; i < reads; ++i) {
+    vio v(f, i * part, rd->slice(i * part, part));
+    REQUIRE(c.vread(std::span(&v, 1)).ok());
+    CHECK(v.bytes == part);
+  }
+  auto d = minus(c.stats(), c0);
+  auto s1 = s.stats();
+  CHECK(in == data);
+  // Exactly one fabric registration for 8 reads into the region, still attached to it.
+  CHECK(table.attachments_made() == 1);
+  CHECK(table.attachments_held() == 1);
+  CHECK(reg->attachments() == 1);
+  CHECK(d.payload_bytes_copied == 0);
+  CHECK(d.payload_bytes_direct == reads * part);
+  CHECK(d.compounds == reads);
+  CHECK(s1.write_list_replies - s0.write_list_replies == reads);
+  CHECK(s1.bytes_rdma_written - s0.bytes_rdma_written == reads * part);
+  // A scalar pread into it reuses the same registration.
+  REQUIRE(c.pread(f, 0, rd->slice(0, part)) == part);
+  CHECK(table.attachments_made() == 1);
+  // Destroying the region (no I/O in flight) releases the fabric registration at once.
+  rd.reset();
+  CHECK_FALSE(reg->valid());
+  CHECK(reg->attachments() == 0);
+  CHECK(table.attachments_held() == 0);
+  CHECK(table.attachments_made() == 1);
+  c.close(f);
+}
+
+TEST_CASE("nfs over rdma: a region destroyed while its vread is in flight keeps its fabric registration until the reply") {
+  rdma_vnfsd s;
+  auto data = pattern(MiB, 5);
+  write_local(s.dir.path() / "big", data);
+  auto c = client::connect(s.url());
+  const detail::registration_table& table = c.backend().registrations();
+  std::vector<std::byte> in(MiB);
+  std::optional<memory_region> rd(c.register_memory(in.data(), in.size(), access::read));
+  file f = c.open("big", O_RDONLY, 0);
+  for (int round = 0; round < 4; ++round) {
+    completion_group g;
+    vio v(f, 0, rd->all());
+    vresult out;
+    c.async_vread(std::span(&v, 1), &out, g, 1);
+    if (round == 3) rd.reset();  // the call's copy of the slice keeps the registration object
+    CHECK_FALSE(g.wait().status);
+    CHECK(out.ok());
+    CHECK(v.bytes == MiB);
+  }
+  CHECK(in == data);
+  // Made by the first round; released once the last call through it completed, whether
+  // the region went before that call was sent (it then registers its target itself) or after.
+  CHECK(table.attachments_made() == 1);
+  CHECK(table.attachments_held() == 0);
   c.close(f);
 }
 

@@ -325,6 +325,85 @@ TEST_CASE("rpc/rdma: a long call without payloads goes as a position-zero Read c
   CHECK(s.server->stats().bytes_rdma_read == expect.size());
 }
 
+TEST_CASE("rpc/rdma: memory inside a registration the call carries goes through it, with no registration per call") {
+  io_thread t;
+  toy_server s(t);
+  auto cf = rdma::make_fabric("cma", t.io);
+  auto c = connect(t, *cf, s.server->port());
+  std::vector<std::byte> memory(1 << 20, std::byte{0xee});
+  std::shared_ptr<const rdma::memory_registration> region =
+      cf->register_memory(memory.data(), memory.size(), rdma::remote_access::read_write);
+  REQUIRE(cf->registrations().made == 1);
+  // READ payloads into four parts of the region: four Write chunks through its registration.
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    const std::uint32_t xid = 40 + i;
+    rdma::rpc_call call{xid, message(xid, op_read, {100001})};
+    call.read_target = std::span(memory).subspan(i * 200000, 100001);
+    call.registered = {region};
+    auto r = do_call(t, c, call);
+    REQUIRE_FALSE(r.ec);
+    REQUIRE(r.r.direct);
+    CHECK(*r.r.direct == 100001);
+    CHECK(std::memcmp(memory.data() + i * 200000, s.read_data->data(), 100001) == 0);
+  }
+  {
+    // A WRITE payload from the region: its Read chunk goes through the registration too.
+    auto payload = pattern(100003, 6);
+    std::copy(payload.begin(), payload.end(), memory.begin() + 900000);
+    auto e = message(50, op_digest, {77});
+    e->put_opaque_ref(std::span<const std::byte>(memory).subspan(900000, payload.size()));
+    e->put_u32(0xabcdef);
+    auto expect = e->flatten();
+    rdma::rpc_call w{50, e};
+    w.registered = {region};
+    auto rw = do_call(t, c, w);
+    REQUIRE_FALSE(rw.ec);
+    xdr::decoder d(rw.r.record);
+    CHECK(d.get_u32() == 50);
+    CHECK(d.get_u64() == expect.size());
+    CHECK(d.get_u64() == checksum(expect));
+  }
+  CHECK(c->stats().read_chunk_calls == 1);
+  CHECK(c->stats().registered_segments == 5);
+  CHECK(c->stats().per_call_registrations == 0);
+  CHECK(cf->registrations().made == 1);
+  CHECK(cf->registrations().live == 1);
+
+  SECTION("memory outside it, or needing an access it does not grant, is registered for the call alone") {
+    std::vector<std::byte> elsewhere(100001);
+    rdma::rpc_call outside{51, message(51, op_read, {100001})};
+    outside.read_target = elsewhere;
+    outside.registered = {region};
+    auto r = do_call(t, c, outside);
+    REQUIRE_FALSE(r.ec);
+    CHECK(std::memcmp(elsewhere.data(), s.read_data->data(), 100001) == 0);
+    std::shared_ptr<const rdma::memory_registration> read_only =
+        cf->register_memory(memory.data(), memory.size(), rdma::remote_access::read);
+    rdma::rpc_call wrong_right{52, message(52, op_read, {100001})};
+    wrong_right.read_target = std::span(memory).first(100001);
+    wrong_right.registered = {read_only};
+    REQUIRE_FALSE(do_call(t, c, wrong_right).ec);
+    CHECK(c->stats().per_call_registrations == 2);
+    CHECK(c->stats().registered_segments == 5);
+    CHECK(cf->registrations().made == 4);
+    CHECK(cf->registrations().live == 2);  // the region's and read_only: the calls' went with them
+  }
+  SECTION("a call in flight holds the registration: it outlives the caller's reference until the reply") {
+    rdma::rpc_call held{53, message(53, op_hold)};
+    held.read_target = std::span(memory).first(4096);
+    held.registered = {region};
+    auto f = start_call(t, c, held);
+    held.registered.clear();
+    region.reset();
+    REQUIRE(eventually([&] { return s.held_count() == 1; }));
+    CHECK(cf->registrations().live == 1);
+    s.release();
+    CHECK_FALSE(wait_for(f).ec);
+    CHECK(cf->registrations().live == 0);
+    CHECK(cf->registrations().made == 1);
+  }
+}
+
 TEST_CASE("rpc/rdma: inline thresholds come from RFC 8797 private data, 1 KiB when the peer says nothing") {
   io_thread t;
   toy_server s(t);
@@ -564,8 +643,9 @@ TEST_CASE("rpc/rdma robustness: random bytes get RDMA_ERROR or a disconnect, nev
   io_thread t;
   toy_server s(t);
   std::mt19937 rng(12345);
-  int answered = 0, disconnected = 0;
+  std::uint64_t expected_vers = 0, expected_chunk = 0;
   for (int round = 0; round < 40; ++round) {
+    CAPTURE(round);
     raw_client raw(t, s.server->port());
     std::vector<std::byte> m(4 + rng() % 200);
     for (auto& b : m) b = std::byte(rng());
@@ -574,17 +654,39 @@ TEST_CASE("rpc/rdma robustness: random bytes get RDMA_ERROR or a disconnect, nev
       m.resize(std::max<std::size_t>(m.size(), p.size()));
       std::copy(p.begin(), p.end(), m.begin());
     }
+    // Every message carries at least an xid, so RFC 8166 §4.5 asks for an RDMA_ERROR on that
+    // xid: ERR_VERS when a whole fixed header names a version other than 1, ERR_CHUNK for
+    // everything else (a truncated fixed header, an unknown type, a malformed chunk list).
+    xdr::decoder fixed(m);
+    const std::uint32_t xid = fixed.get_u32();
+    const bool whole_fixed_header = m.size() >= 12;
+    const bool wrong_version = whole_fixed_header && fixed.get_u32() != rr::version;
+    (wrong_version ? expected_vers : expected_chunk)++;
+
     raw.send(m);
-    bool got = eventually([&] {
+    REQUIRE(eventually([&] {
       std::lock_guard l(raw.mu);
       return !raw.got.empty() || raw.closed_f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-    });
-    REQUIRE(got);
+    }));
     std::lock_guard l(raw.mu);
-    if (!raw.got.empty()) ++answered;
-    else ++disconnected;
+    REQUIRE(raw.got.size() == 1);  // answered, not disconnected
+    xdr::decoder d(raw.got[0]);
+    auto h = rr::decode_header(d);
+    CHECK(h.type == rr::msg_type::rdma_error);
+    CHECK(h.xid == xid);
+    CHECK(h.error == (wrong_version ? rr::error_code::err_vers : rr::error_code::err_chunk));
+    if (wrong_version) {
+      CHECK(h.versions.low == rr::version);
+      CHECK(h.versions.high == rr::version);
+    }
   }
-  CHECK(answered + disconnected == 40);
+  auto st = s.server->stats();
+  CHECK(st.err_vers_sent == expected_vers);
+  CHECK(st.err_chunk_sent == expected_chunk);
+  CHECK(expected_vers > 0);   // both answers were exercised
+  CHECK(expected_chunk > 0);
+  CHECK(st.calls == 0);       // no random message reached the RPC layer
+  CHECK(st.bad_messages == 0);
   // The server still serves.
   auto cf = rdma::make_fabric("cma", t.io);
   auto c = connect(t, *cf, s.server->port());

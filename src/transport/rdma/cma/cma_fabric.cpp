@@ -102,6 +102,10 @@ class registration_table {
     std::lock_guard lock(mu_);
     entries_.erase(h);
   }
+  registration_counts counts() const {
+    std::lock_guard lock(mu_);
+    return {issued_, entries_.size()};
+  }
   /// 0 if the access is allowed, else the errno it is refused with.
   int validate(std::uint32_t handle, std::uint64_t addr, std::uint64_t len, op_kind op) const {
     std::lock_guard lock(mu_);
@@ -580,6 +584,7 @@ class cma_fabric final : public fabric {
     std::uint32_t h = table_->add(base, size, a);
     return std::make_unique<cma_registration>(table_, h, base, size, a);
   }
+  registration_counts registrations() const override { return table_->counts(); }
 
   std::unique_ptr<listener> listen(const std::string& host, std::uint16_t port, const endpoint_options& opts,
                                    accept_handler on_accept) override {

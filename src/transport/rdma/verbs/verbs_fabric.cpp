@@ -5,6 +5,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -34,6 +35,9 @@ struct domain {
   ibv_context* ctx = nullptr;
   ibv_pd* pd = nullptr;
   std::uint32_t max_rd_atom = 1;
+  // fabric::register_memory's registrations (not the fabric's own message buffers).
+  std::atomic<std::uint64_t> registrations_made{0};
+  std::atomic<std::uint64_t> registrations_live{0};
 
   domain() {
     int n = 0;
@@ -61,8 +65,14 @@ struct domain {
 class verbs_registration final : public memory_registration {
  public:
   verbs_registration(std::shared_ptr<domain> d, ibv_mr* mr, remote_access a)
-      : memory_registration(mr->rkey, static_cast<std::byte*>(mr->addr), mr->length, a), d_(std::move(d)), mr_(mr) {}
-  ~verbs_registration() override { ibv_dereg_mr(mr_); }  // the rkey is invalid from here on
+      : memory_registration(mr->rkey, static_cast<std::byte*>(mr->addr), mr->length, a), d_(std::move(d)), mr_(mr) {
+    d_->registrations_made++;
+    d_->registrations_live++;
+  }
+  ~verbs_registration() override {
+    ibv_dereg_mr(mr_);  // the rkey is invalid from here on
+    d_->registrations_live--;
+  }
 
  private:
   std::shared_ptr<domain> d_;
@@ -126,7 +136,7 @@ class verbs_endpoint final : public endpoint {
     qa.cap.max_recv_sge = 1;
     if (rdma_create_qp(id_, d_->pd, &qa) != 0) throw_errno("verbs: rdma_create_qp");
     recv_pool_.resize(std::size_t(opts_.max_recv) * opts_.recv_size);
-    recv_mr_ = local_mr(ibv_reg_mr(d_->pd, recv_pool_.data(), recv_pool_.size(), IBV_ACCESS_LOCAL_WRITE));
+    recv_mr_ = local_mr(ibv_reg_mr(d_->pd, recv_pool_.data(), recv_pool_.size(), int{IBV_ACCESS_LOCAL_WRITE}));
     if (!recv_mr_.mr) throw_errno("verbs: ibv_reg_mr (receives)");
     for (std::uint32_t i = 0; i < opts_.max_recv; ++i) free_recv_.push_back(i);
     send_slots_ = opts_.max_recv + 16;
@@ -314,7 +324,7 @@ class verbs_endpoint final : public endpoint {
         sges.push_back({reinterpret_cast<std::uint64_t>(p.data()), static_cast<std::uint32_t>(p.size()), mr->lkey});
       }
     } else if (!dst.empty()) {
-      ibv_mr* mr = ibv_reg_mr(d_->pd, dst.data(), dst.size(), IBV_ACCESS_LOCAL_WRITE);
+      ibv_mr* mr = ibv_reg_mr(d_->pd, dst.data(), dst.size(), int{IBV_ACCESS_LOCAL_WRITE});
       if (!mr) return done(errno_code(errno));
       o.mrs.emplace_back(mr);
       sges.push_back({reinterpret_cast<std::uint64_t>(dst.data()), static_cast<std::uint32_t>(dst.size()), mr->lkey});
@@ -384,7 +394,6 @@ class verbs_endpoint final : public endpoint {
   }
 
   void release() {
-    boost::system::error_code ignore;
     if (chan_desc_.is_open()) chan_desc_.release();  // the comp channel owns the fd
     if (id_ && id_->qp) rdma_destroy_qp(id_);
     if (cq_) ibv_destroy_cq(cq_);
@@ -458,6 +467,7 @@ class verbs_fabric final : public std::enable_shared_from_this<verbs_fabric> {
     if (!mr) throw_errno("verbs: ibv_reg_mr");
     return std::make_unique<verbs_registration>(d_, mr, a);
   }
+  registration_counts registrations() const { return {d_->registrations_made.load(), d_->registrations_live.load()}; }
 
   std::unique_ptr<listener> listen(const std::string& host, std::uint16_t port, const endpoint_options& opts,
                                    fabric::accept_handler on_accept) {
@@ -654,6 +664,7 @@ class fabric_handle final : public fabric {
   std::unique_ptr<memory_registration> register_memory(void* data, std::size_t size, remote_access a) override {
     return impl_->register_memory(data, size, a);
   }
+  registration_counts registrations() const override { return impl_->registrations(); }
   std::unique_ptr<listener> listen(const std::string& host, std::uint16_t port, const endpoint_options& opts,
                                    accept_handler on_accept) override {
     return impl_->listen(host, port, opts, std::move(on_accept));

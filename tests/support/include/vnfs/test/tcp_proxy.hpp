@@ -3,10 +3,12 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace vnfs::test {
 
@@ -46,6 +48,13 @@ class tcp_proxy {
   /// kernel's socket buffers. Returns once the proxy's thread has taken note: nothing more
   /// is forwarded in `d` after hold(d, true) returns.
   void hold(direction d, bool on);
+
+  /// Starts (on) or stops (off) keeping a copy of every byte forwarded, per direction and
+  /// connection: real traffic for the fuzzers' seed corpora.
+  void record(bool on);
+  /// What was recorded in `d`: one stream per connection, in the order they were accepted
+  /// (a connection that carried nothing while recording has an empty stream).
+  std::vector<std::vector<std::byte>> recorded(direction d) const;
 
   /// Connections accepted so far, and connections cut (by cut_all or cut_after).
   std::uint64_t accepted() const noexcept { return accepted_.load(); }
