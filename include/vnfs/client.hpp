@@ -518,6 +518,10 @@ class client {
 
   client_stats stats() const;
 
+  // ---- For the library's own layers and their tests (tests/transport/rdma reads the nfs
+  // backend's registrations through it): the backend behind the client. Not for applications.
+  detail::backend& backend() const { return *backend_; }
+
  private:
   explicit client(std::unique_ptr<detail::backend> b);
 
