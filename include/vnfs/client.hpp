@@ -32,6 +32,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include <utility>  // before Asio (Boost 1.74's awaitable.hpp needs std::exchange)
@@ -517,24 +518,35 @@ class client {
 
   client_stats stats() const;
 
-  // ---- For the library's own layers (vectorized API, adapters): the backend behind it.
+  // ---- For the library's own layers and their tests (tests/transport/rdma reads the nfs
+  // backend's registrations through it): the backend behind the client. Not for applications.
   detail::backend& backend() const { return *backend_; }
 
  private:
   explicit client(std::unique_ptr<detail::backend> b);
 
-  /// Runs `start(done)` and hands the completion to the token's handler through its
-  /// associated executor. The handler's signature is Signature; `complete` calls it with
-  /// the status, the byte count and the result holder.
+  /// What associated_executor names for a handler that has no executor of its own.
+  struct no_associated_executor {};
+
+  /// Runs `start(done)` and hands the completion to the token's handler: through its
+  /// associated executor (asio::post) when it has one, else directly on the client thread
+  /// that completes the operation (see the threading model above). The handler's signature
+  /// is Signature; `complete` calls it with the status, the byte count and the result holder.
   template <class Signature, class Token, class Start, class Complete>
   static auto initiate(Token&& token, Start start, Complete complete) {
     return boost::asio::async_initiate<Token, Signature>(
         [start = std::move(start), complete](auto handler) mutable {
-          auto ex = boost::asio::get_associated_executor(handler, boost::asio::system_executor());
-          auto h = std::make_shared<decltype(handler)>(std::move(handler));
-          start([h, ex, complete](std::error_code ec, std::size_t n) {
-            boost::asio::post(ex, [h, ec, n, complete]() mutable { complete(std::move(*h), ec, n); });
-          });
+          using handler_type = decltype(handler);
+          auto h = std::make_shared<handler_type>(std::move(handler));
+          if constexpr (std::is_same_v<boost::asio::associated_executor_t<handler_type, no_associated_executor>,
+                                       no_associated_executor>) {
+            start([h, complete](std::error_code ec, std::size_t n) { complete(std::move(*h), ec, n); });
+          } else {
+            auto ex = boost::asio::get_associated_executor(*h);
+            start([h, ex, complete](std::error_code ec, std::size_t n) {
+              boost::asio::post(ex, [h, ec, n, complete]() mutable { complete(std::move(*h), ec, n); });
+            });
+          }
         },
         token);
   }

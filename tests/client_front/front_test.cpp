@@ -8,8 +8,11 @@
 #include <deque>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include "client/backend.hpp"
@@ -33,6 +36,7 @@ class fake_backend final : public vnfs::detail::backend {
     std::error_code next_error;      // the status the next completion reports
     std::byte* last_registered = nullptr;
     std::size_t last_plain_size = 0;
+    std::thread::id worker;  // the thread every completion comes from
   };
 
   explicit fake_backend(std::shared_ptr<shared> s)
@@ -158,6 +162,10 @@ class fake_backend final : public vnfs::detail::backend {
   }
 
   void run() {
+    {
+      std::lock_guard lock(s_->mutex);
+      s_->worker = std::this_thread::get_id();
+    }
     std::unique_lock lock(m_);
     for (;;) {
       cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
@@ -399,6 +407,40 @@ TEST_CASE("Asio token form") {
   auto fut = p.get_future();
   REQUIRE(fut.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
   CHECK(fut.get() == vnfs::errc::bad_argument);
+}
+
+TEST_CASE("Asio handlers: without an executor on the completing client thread, else on their executor") {
+  fake_nfs fake;
+  auto c = vnfs::client::connect("nfs://h/e");
+  vnfs::file f = c.open("f", 0);  // completed by the worker, which has set `worker` by then
+  std::vector<std::byte> buf(16);
+  auto mr = c.register_memory(buf.data(), buf.size());
+  const std::thread::id worker = [&] {
+    std::lock_guard lock(fake.s->mutex);
+    return fake.s->worker;
+  }();
+  REQUIRE(worker != std::thread::id());
+
+  // No associated executor: called by the thread that completed the operation, the
+  // backend's worker (client.hpp's threading model), not by a thread of Asio's.
+  std::promise<std::thread::id> plain;
+  c.async_read(f, 0, mr.slice(0, 8), [&](std::error_code, std::size_t) {
+    plain.set_value(std::this_thread::get_id());
+  });
+  auto plain_thread = plain.get_future();
+  REQUIRE(plain_thread.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  CHECK(plain_thread.get() == worker);
+
+  // Bound to an io_context: posted there, so it runs in io.run() on this thread.
+  boost::asio::io_context io;
+  std::optional<std::thread::id> bound_thread;
+  c.async_read(f, 0, mr.slice(0, 8), boost::asio::bind_executor(io, [&](std::error_code, std::size_t n) {
+                 CHECK(n == 8);
+                 bound_thread = std::this_thread::get_id();
+               }));
+  CHECK(io.run_one_for(std::chrono::seconds(10)) == 1);
+  REQUIRE(bound_thread);
+  CHECK(*bound_thread == std::this_thread::get_id());
 }
 
 TEST_CASE("readdir pages through the listing, skipping empty pages") {
