@@ -38,6 +38,7 @@
 #include <utility>  // before Asio (Boost 1.74's awaitable.hpp needs std::exchange)
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/associated_executor.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/system_executor.hpp>
 
@@ -529,8 +530,9 @@ class client {
   struct no_associated_executor {};
 
   /// Runs `start(done)` and hands the completion to the token's handler: through its
-  /// associated executor (asio::post) when it has one, else directly on the client thread
-  /// that completes the operation (see the threading model above). The handler's signature
+  /// associated executor (asio::post, with work outstanding on it until then) when it has
+  /// one, else directly on the client thread that completes the operation (see the
+  /// threading model above). The handler's signature
   /// is Signature; `complete` calls it with the status, the byte count and the result holder.
   template <class Signature, class Token, class Start, class Complete>
   static auto initiate(Token&& token, Start start, Complete complete) {
@@ -543,8 +545,13 @@ class client {
             start([h, complete](std::error_code ec, std::size_t n) { complete(std::move(*h), ec, n); });
           } else {
             auto ex = boost::asio::get_associated_executor(*h);
-            start([h, ex, complete](std::error_code ec, std::size_t n) {
+            // Outstanding work on the handler's executor until its completion is posted, as
+            // Asio's own operations keep it: an io_context's run() waits for the completion
+            // instead of returning for lack of work.
+            auto work = std::make_shared<decltype(boost::asio::make_work_guard(ex))>(boost::asio::make_work_guard(ex));
+            start([h, ex, work, complete](std::error_code ec, std::size_t n) {
               boost::asio::post(ex, [h, ec, n, complete]() mutable { complete(std::move(*h), ec, n); });
+              work->reset();
             });
           }
         },

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <system_error>
 
 #include "fuzz_input.hpp"
 #include "server/dispatcher.hpp"
@@ -47,6 +48,13 @@ struct scratch {
     fs::create_symlink("../outside", exported / "escape");
     std::ofstream(outside / "canary") << "must not change";
   }
+  ~scratch() {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+  }
+  scratch(const scratch&) = delete;
+  scratch& operator=(const scratch&) = delete;
+
   /// Only export/ and outside/ at the top, and outside/ exactly as made.
   bool outside_untouched() const {
     std::size_t top = 0, out = 0;
