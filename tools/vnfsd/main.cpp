@@ -1,5 +1,6 @@
 // vnfsd — serves one local directory over NFSv4.1 (TCP).
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -98,6 +99,9 @@ int main(int argc, char** argv) {
     std::cerr << "vnfsd: " << e.what() << "\nTry 'vnfsd --help'.\n";
     return 2;
   }
+  // A write past the file-size limit (RLIMIT_FSIZE) must fail that WRITE with EFBIG, which
+  // the client sees as NFS4ERR_FBIG, not kill the server with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     vnfs::embedded_server server(opts);
     server.stop_on_signals();  // before the ready line: a client may signal right after it
