@@ -23,6 +23,7 @@
 #include "mapped_fs.hpp"
 #include "state.hpp"
 #include "vnfs/bdb/attach.hpp"
+#include "vnfs/adapters/open_lost.hpp"
 #include "vnfs/nfs4/status.hpp"
 
 namespace vnfs::bdb {
@@ -49,23 +50,6 @@ struct open_vfile {
   }
 };
 
-/// Whether the server forgot the open (it restarted, or its lease expired).
-bool open_lost(const std::error_code& ec) {
-  using vnfs::nfs4::nfsstat4;
-  if (ec == vnfs::errc::session_lost) return true;
-  if (ec.category() != vnfs::nfs4::nfs4_category()) return false;
-  switch (static_cast<nfsstat4>(ec.value())) {
-    case nfsstat4::NFS4ERR_STALE_STATEID:
-    case nfsstat4::NFS4ERR_BAD_STATEID:
-    case nfsstat4::NFS4ERR_EXPIRED:
-    case nfsstat4::NFS4ERR_ADMIN_REVOKED:
-    case nfsstat4::NFS4ERR_STALE_CLIENTID:
-      return true;
-    default:
-      return false;
-  }
-}
-
 /// Runs f(client, file) on an open file; when the server has forgotten the open (a server
 /// restart: the client recovers its session, not the opens), opens the file again by its
 /// path and runs f once more. 0 or an errno, as detail::call.
@@ -76,7 +60,7 @@ int on_file(open_vfile& v, const char* what, F&& f) {
     try {
       f(c, used);
     } catch (const std::system_error& e) {
-      if (!open_lost(e.code())) throw;
+      if (!adapters::open_lost(e.code())) throw;
       vnfs::file again = c.open(v.where.path, v.reopen_flags, 0);
       {
         std::lock_guard lk(v.mu);
@@ -249,7 +233,7 @@ int hook_close(int fd) {
     try {
       c.close(v->current());
     } catch (const std::system_error& e) {
-      if (!open_lost(e.code())) throw;  // a server that forgot the open has closed it
+      if (!adapters::open_lost(e.code())) throw;  // a server that forgot the open has closed it
     }
   });
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "failure.hpp"
+#include "vnfs/adapters/open_lost.hpp"
 #include "vnfs/nfs4/status.hpp"
 
 namespace vnfs::tpie::detail {
@@ -14,23 +15,6 @@ namespace {
 constexpr std::size_t max_request = std::size_t(1) << 20;  // the client's largest READ/WRITE
 
 std::size_t slots_for(std::size_t bytes, std::size_t request) { return (bytes + request - 1) / request; }
-
-/// Whether the server has forgotten the open (it restarted, or the lease expired).
-bool open_lost(std::error_code ec) {
-  using vnfs::nfs4::nfsstat4;
-  if (ec == vnfs::errc::session_lost) return true;
-  if (ec.category() != vnfs::nfs4::nfs4_category()) return false;
-  switch (static_cast<nfsstat4>(ec.value())) {
-    case nfsstat4::NFS4ERR_STALE_STATEID:
-    case nfsstat4::NFS4ERR_BAD_STATEID:
-    case nfsstat4::NFS4ERR_EXPIRED:
-    case nfsstat4::NFS4ERR_ADMIN_REVOKED:
-    case nfsstat4::NFS4ERR_STALE_CLIENTID:
-      return true;
-    default:
-      return false;
-  }
-}
 
 }  // namespace
 
@@ -163,7 +147,7 @@ void remote_file::on_completion(std::size_t i, std::error_code ec, std::size_t b
 }
 
 bool remote_file::recovered(std::error_code ec, unsigned generation) {
-  if (!open_lost(ec)) return false;
+  if (!adapters::open_lost(ec)) return false;
   if (generation != generation_) return true;  // already opened again since it was sent
   if (++recoveries_in_a_row_ > 3) return false;  // the new opens are lost as well: give up
   try {
@@ -193,17 +177,18 @@ void remote_file::check() {
 
 // ---- reads ---------------------------------------------------------------------------------
 
-void remote_file::drop_window() {
-  for (std::size_t i : window_) {
-    slot& s = slots_[i];
-    if (s.state == slot_state::reading) {
-      s.abandoned = true;
-      stats_.bytes_discarded += s.length;
-    } else {
-      if (!s.error && s.done > s.consumed) stats_.bytes_discarded += s.done - s.consumed;
-      s = slot{};
-    }
+void remote_file::retire_window_slot(slot& s) {
+  if (s.state == slot_state::reading) {  // its READ completes into a slot nobody waits for
+    s.abandoned = true;
+    stats_.bytes_discarded += s.length;
+  } else {
+    if (!s.error && s.done > s.consumed) stats_.bytes_discarded += s.done - s.consumed;
+    s = slot{};
   }
+}
+
+void remote_file::drop_window() {
+  for (std::size_t i : window_) retire_window_slot(slots_[i]);
   window_.clear();
 }
 
@@ -227,13 +212,7 @@ std::size_t remote_file::read_through_window(std::uint64_t offset, std::byte* ds
   while (!window_.empty()) {
     slot& s = slots_[window_.front()];
     if (s.offset + s.length > offset) break;
-    if (s.state == slot_state::reading) {
-      s.abandoned = true;
-      stats_.bytes_discarded += s.length;
-    } else {
-      if (!s.error && s.done > s.consumed) stats_.bytes_discarded += s.done - s.consumed;
-      s = slot{};
-    }
+    retire_window_slot(s);
     window_.pop_front();
   }
   if (window_.empty()) window_end_ = offset;
@@ -429,7 +408,7 @@ void remote_file::close() {
   try {
     client_->close(file_);
   } catch (const std::system_error& e) {
-    if (!open_lost(e.code())) close_error = e.code();  // a forgotten open is closed already
+    if (!adapters::open_lost(e.code())) close_error = e.code();  // a forgotten open is closed already
   }
   region_ = vnfs::memory_region();
   buffer_.reset();

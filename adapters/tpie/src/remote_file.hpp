@@ -91,6 +91,9 @@ class remote_file final : public open_file {
   std::size_t acquire_slot();
   std::optional<std::size_t> free_slot() const;
 
+  /// A read-ahead slot leaves the window unread: counted as discarded, and freed (or, with
+  /// its READ still in flight, marked abandoned so the completion frees it).
+  void retire_window_slot(slot& s);
   void drop_window();
   void fill_window();
   std::size_t read_through_window(std::uint64_t offset, std::byte* dst, std::size_t size);
