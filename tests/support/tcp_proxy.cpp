@@ -180,11 +180,6 @@ void tcp_proxy::run() {
           l.armed_left -= n;
         }
       }
-    }
-    c.pending[to].insert(c.pending[to].end(), data, data + take);
-    (d == direction::to_server ? to_server_ : to_client_) += take;
-    {
-      std::lock_guard lock(l.mu);
       if (l.recording) {
         auto& streams = l.streams[d == direction::to_server ? 0 : 1];
         if (streams.size() <= c.index) streams.resize(c.index + 1);
@@ -192,6 +187,8 @@ void tcp_proxy::run() {
         streams[c.index].insert(streams[c.index].end(), b, b + take);
       }
     }
+    c.pending[to].insert(c.pending[to].end(), data, data + take);
+    (d == direction::to_server ? to_server_ : to_client_) += take;
     if (cut) {
       cuts_++;
       c.close_after_flush = true;
