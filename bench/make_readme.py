@@ -256,6 +256,31 @@ def bdb_fig7(res, w):
     w("![Figure 7 of papers/003](results/bdb_fig7.png)\n")
 
 
+def tpie_fig5(res, w):
+    """papers/003 Figure 5: bench/results/tpie_fig5.json (bench/tpie_fig5)."""
+    t = load(os.path.join(res, "tpie_fig5.json"))
+    if not t:
+        return
+    delay = float(t["delay_ms_each_way"])
+    w(f"## papers/003 Figure 5: a merge through the TPIE accessor (bench/tpie_fig5)\n")
+    w(f"{t['inputs']} sorted input files of {t['input_mib']} MiB merged into one, in "
+      f"{t['request_bytes'] >> 10} KiB requests through vnfs::tpie::raw_file_accessor (adapters/tpie); record "
+      "size swept; throughput 2·n·x·y / t, median of "
+      f"{t['runs']} run(s). `sync-*` is the accessor without read-ahead and write-behind, `engine-*` with them; "
+      f"`*-tcp-delay` goes through vnfs-netdelay at {2 * delay:g} ms RTT; cma is RPC-over-RDMA on one host, no "
+      "delay. `local` reads and writes local files (page cache). The goals are in results/tpie_fig5.txt.\n")
+    w("| config | record bytes | MB/s | % of local | client CPU ms/MB | COMPOUNDs |")
+    w("|---|---|---|---|---|---|")
+    local = {q["record_bytes"]: q for q in t["points"] if q["config"] == "local"}
+    for q in t["points"]:
+        base = local.get(q["record_bytes"])
+        share = f"{100 * q['mb_per_s'] / base['mb_per_s']:.0f}%" if base and q["config"] != "local" else ""
+        w(f"| {q['config']} | {q['record_bytes']} | {q['mb_per_s']:.0f} | {share} | {q['cpu_ms_per_mb']:.2f} | "
+          f"{q['compounds']:.0f} |")
+    w("")
+    w("![Figure 5 of papers/003](results/tpie_fig5.png)\n")
+
+
 def cpu_fit(pts):
     """(a seconds per block, b seconds per byte) of client CPU per block = a + b x size, by least
     squares on relative error (each point weighted by 1 / its CPU per block squared), b >= 0."""
@@ -593,6 +618,7 @@ def main():
         w("")
     rdma_io_section(res, w)
     bdb_fig7(res, w)
+    tpie_fig5(res, w)
     for mode in ("quick", "full"):
         times = os.path.join(res, f"run_times-{mode}.txt")
         if os.path.exists(times):

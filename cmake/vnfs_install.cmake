@@ -177,3 +177,21 @@ if(TARGET vnfs_bdb)
   configure_file(${PROJECT_SOURCE_DIR}/adapters/bdb/vnfs-bdb.pc.in ${PROJECT_BINARY_DIR}/vnfs-bdb.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/vnfs-bdb.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endif()
+
+# ---- The TPIE adapter (adapters/tpie): vnfs::tpie in the same export set, its headers
+# (vnfs/tpie/*.hpp), vnfs-tpie.pc, and the override headers in include/vnfs/tpie/override:
+# put that directory before TPIE's own include directory when building TPIE and its
+# programs, and link vnfs_tpie, to make vnfs::tpie::raw_file_accessor TPIE's default.
+if(TARGET vnfs_tpie)
+  set_target_properties(vnfs_tpie PROPERTIES EXPORT_NAME tpie)
+  add_library(vnfs::tpie ALIAS vnfs_tpie)
+  install(TARGETS vnfs_tpie EXPORT vnfs-targets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/adapters/tpie/include/vnfs
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/adapters/tpie/override/
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/vnfs/tpie/override)
+  configure_file(${PROJECT_SOURCE_DIR}/adapters/tpie/vnfs-tpie.pc.in ${PROJECT_BINARY_DIR}/vnfs-tpie.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/vnfs-tpie.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

@@ -11,7 +11,8 @@
 # 4. Builds CONSUMER_PROJECT_DIR with find_package(vnfs), and its main.cpp with
 #    `pkg-config --cflags --libs vnfs`.
 # 5. Runs both programs against file:// and against the installed vnfsd (nfs://).
-# The Berkeley DB adapter the same way: vnfs::bdb and vnfs-bdb.pc build bdb_consumer; and the
+# The Berkeley DB and TPIE adapters the same way: vnfs::bdb and vnfs-bdb.pc build bdb_consumer,
+# vnfs::tpie and vnfs-tpie.pc build tpie_consumer (no TPIE needed); and the
 # embedded server: vnfs::server and vnfs-server.pc build server_consumer, which runs its own.
 # EXTRA_FLAGS go to compiling and linking (the sanitizer flags of an instrumented build).
 set -uo pipefail
@@ -78,6 +79,14 @@ done
 for f in libvnfs_bdb.a libvnfs_bdb_preload.so pkgconfig/vnfs-bdb.pc; do
   check "installed <libdir>/$f" test -e "$libdir/$f"
 done
+for f in include/vnfs/tpie/raw_file_accessor.hpp include/vnfs/tpie/mounts.hpp \
+         include/vnfs/tpie/override/tpie/file_accessor/file_accessor.h \
+         include/vnfs/tpie/override/tpie/file_accessor/vnfs_accessor.h; do
+  check "installed $f" test -e "$prefix/$f"
+done
+for f in libvnfs_tpie.a pkgconfig/vnfs-tpie.pc; do
+  check "installed <libdir>/$f" test -e "$libdir/$f"
+done
 # Of the protocol layers only nfs4/status.hpp, which error.hpp refers to: the xdr, rpc and
 # transport headers, and the rest of nfs4, are no public header's business.
 check "no protocol or transport headers installed beyond nfs4/status.hpp" \
@@ -117,6 +126,12 @@ echo "pkg-config --cflags --libs vnfs-bdb: $pc_bdb_flags"
 check "build bdb_consumer with pkg-config" \
   "$cxx" -std=c++20 -Wall -Wextra -Werror $flags "$project/bdb_consumer.cpp" -o "$work/bdb_consumer-pc" $pc_bdb_flags -ldb-5.3
 
+pc_tpie_flags=$(pkg-config --cflags --libs vnfs-tpie)
+echo "pkg-config --cflags --libs vnfs-tpie: $pc_tpie_flags"
+# shellcheck disable=SC2086  # the flags are words
+check "build tpie_consumer with pkg-config" \
+  "$cxx" -std=c++20 -Wall -Wextra -Werror $flags "$project/tpie_consumer.cpp" -o "$work/tpie_consumer-pc" $pc_tpie_flags
+
 pc_server_flags=$(pkg-config --cflags --libs vnfs-server)
 echo "pkg-config --cflags --libs vnfs-server: $pc_server_flags"
 # shellcheck disable=SC2086  # the flags are words
@@ -129,10 +144,11 @@ for c in cmake-build/server_consumer server_consumer-pc; do
 done
 
 consumers=()
-for c in cmake-build/consumer consumer-pc cmake-build/bdb_consumer bdb_consumer-pc; do
+for c in cmake-build/consumer consumer-pc cmake-build/bdb_consumer bdb_consumer-pc \
+         cmake-build/tpie_consumer tpie_consumer-pc; do
   [[ -x "$work/$c" ]] && consumers+=("$work/$c")
 done
-[[ ${#consumers[@]} -eq 4 ]] || finish
+[[ ${#consumers[@]} -eq 6 ]] || finish
 
 step "run against file://"
 mkdir -p "$work/files"
