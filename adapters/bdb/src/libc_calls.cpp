@@ -26,20 +26,6 @@ int fail(int err) {
   return -1;
 }
 
-mode_t type_bits(file_type t) {
-  switch (t) {
-    case file_type::regular: return S_IFREG;
-    case file_type::directory: return S_IFDIR;
-    case file_type::symlink: return S_IFLNK;
-    case file_type::block: return S_IFBLK;
-    case file_type::character: return S_IFCHR;
-    case file_type::fifo: return S_IFIFO;
-    case file_type::socket: return S_IFSOCK;
-    case file_type::unknown: break;
-  }
-  return 0;
-}
-
 /// A mapped file's contents, read whole for fopen(path, "r") (DB_CONFIG).
 struct read_cookie {
   std::string data;
@@ -68,19 +54,7 @@ int stat_path(const char* path, struct stat* sb) {
   if (r->error) return fail(r->error);
   file_stat st;
   if (int err = call(*r, "stat of", path, [&](client& c) { st = c.stat(r->path); })) return fail(err);
-  std::memset(sb, 0, sizeof *sb);
-  sb->st_dev = static_cast<dev_t>(std::hash<std::string>{}(r->t->map.url) & 0xffffffffu);
-  sb->st_ino = static_cast<ino_t>(st.fileid);
-  sb->st_mode = type_bits(st.type) | st.mode;
-  sb->st_nlink = st.nlink;
-  sb->st_uid = st.uid;
-  sb->st_gid = st.gid;
-  sb->st_size = static_cast<off_t>(st.size);
-  sb->st_blksize = 4096;
-  sb->st_blocks = static_cast<blkcnt_t>((st.space_used + 511) / 512);
-  sb->st_atim = st.atime;
-  sb->st_mtim = st.mtime;
-  sb->st_ctim = st.ctime;
+  adapters::to_posix_stat(st, r->t->map.url, sb);
   return 0;
 }
 

@@ -92,21 +92,6 @@ std::optional<remote> lookup(const char* local_path) {
   return r;
 }
 
-int to_errno(const std::error_code& ec) {
-  std::error_condition c = ec.default_error_condition();
-  if (c.category() == std::generic_category() && c.value() != 0) {
-    switch (c.value()) {
-      // The connection's own failures are I/O errors to Berkeley DB.
-      case ECONNREFUSED: case ECONNRESET: case ECONNABORTED: case ETIMEDOUT: case EHOSTUNREACH:
-      case ENETUNREACH: case EPIPE: case ENOTCONN: case EPROTO:
-        return EIO;
-      default:
-        return c.value();
-    }
-  }
-  return EIO;
-}
-
 void report(target& t, const std::string& what, const std::string& local_path, const std::string& message) {
   std::string line = "vnfs bdb: " + what + " " + local_path + " (" + t.map.url + "): " + message;
   {

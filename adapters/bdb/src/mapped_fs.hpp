@@ -12,6 +12,7 @@
 #include <system_error>
 #include <vector>
 
+#include "vnfs/adapters/posix_results.hpp"
 #include "vnfs/bdb/vnfs_map.hpp"
 #include "vnfs/client.hpp"
 
@@ -41,7 +42,7 @@ bool attached();
 std::optional<remote> lookup(const char* local_path);
 
 /// The errno for an error of a vnfs call (EIO for transport and session failures).
-int to_errno(const std::error_code& ec);
+using adapters::to_errno;
 
 /// Prints "vnfs bdb: WHAT LOCAL_PATH (URL): MESSAGE" on stderr, once per target and text.
 void report(target& t, const std::string& what, const std::string& local_path, const std::string& message);

@@ -134,6 +134,7 @@ std::optional<remote_location> locate(const std::string& path) {
   }
   remote_location where;
   where.remote_path = absolute.substr(e->map.prefix.size());
+  where.url = e->map.url;
   std::lock_guard lock(e->connect_mu);
   if (!e->client) {
     try {

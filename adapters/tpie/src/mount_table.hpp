@@ -14,6 +14,7 @@ namespace vnfs::tpie::detail {
 struct remote_location {
   std::shared_ptr<vnfs::client> client;  ///< connected
   std::string remote_path;               ///< relative to the mapping's URL ("" for the prefix itself)
+  std::string url;                       ///< the mapping's URL
 };
 
 /// The mapping containing `path` (made absolute against the working directory, normalised)

@@ -315,7 +315,17 @@ void remote_file::send_filling() {
   const std::size_t i = *filling_;
   filling_.reset();
   write_bytes_queued_ -= request_ - slots_[i].length;  // the reservation becomes the real length
+  wait_for_overlapping_writes(slots_[i].offset, slots_[i].length);
   issue_write(i);
+}
+
+void remote_file::wait_for_overlapping_writes(std::uint64_t offset, std::size_t length) {
+  auto overlapping = [&] {
+    return std::any_of(slots_.begin(), slots_.end(), [&](const slot& s) {
+      return s.state == slot_state::writing && s.offset < offset + length && offset < s.offset + s.length;
+    });
+  };
+  while (overlapping()) take_completion(true);
 }
 
 void remote_file::drain_writes() {

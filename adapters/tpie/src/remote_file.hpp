@@ -101,6 +101,10 @@ class remote_file final : public open_file {
 
   /// Sends the slot being filled, if any.
   void send_filling();
+  /// Waits until no WRITE in flight overlaps [offset, offset + length): the server may apply
+  /// WRITEs in flight in any order, so an overwrite goes out only after what it overwrites,
+  /// and the later bytes win as they do in a local file.
+  void wait_for_overlapping_writes(std::uint64_t offset, std::size_t length);
   /// send_filling, then waits until no WRITE is in flight.
   void drain_writes();
   void drain_all();

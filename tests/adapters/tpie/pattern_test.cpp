@@ -141,3 +141,26 @@ TEST_CASE("TPIE's access pattern: 2 MiB blocks plus a header, exact bytes and CO
     }
   }
 }
+
+// TPIE rewrites a stream's header at offset 0 when it closes, while WRITEs of the same bytes
+// may still be in flight behind the application. The server applies concurrent WRITEs in any
+// order, so the engine must send an overwrite only after what it overwrites: the bytes on
+// the server are the last ones written, every time.
+TEST_CASE("an overwrite of bytes whose WRITE is still in flight lands last") {
+  mounted_server s;
+  vnfs::tpie::engine_options o;
+  o.request_bytes = 4096;
+  o.write_behind = true;
+  o.write_behind_bytes = 64 << 10;
+  const std::vector<char> first(4096, 'A'), second(4096, 'B');
+  for (int round = 0; round < 100; ++round) {
+    raw_file_accessor a;
+    a.set_engine_options(o);
+    a.open_wo(s.remote("header"));
+    a.write_i(first.data(), first.size());  // a full request: sent at once, behind the application
+    a.seek_i(0);
+    a.write_i(second.data(), second.size());  // the same bytes again, at once
+    a.close_i();
+    REQUIRE(s.server_bytes("header") == second);
+  }
+}

@@ -24,6 +24,18 @@ namespace file_accessor {
 class vnfs_accessor {
  public:
   vnfs_accessor() = default;
+  /// TPIE copies accessors only while they have no file open: a std::vector of
+  /// serialization_readers needs a copy constructor to grow, and TPIE's posix accessor, a
+  /// bare descriptor, is copyable. A copy here is a new accessor with nothing open; copying
+  /// one with an open file would share that file between two owners and is refused.
+  vnfs_accessor(const vnfs_accessor& other) { refuse_if_open(other); }
+  vnfs_accessor& operator=(const vnfs_accessor& other) {
+    if (this != &other) {
+      refuse_if_open(other);
+      close_i();
+    }
+    return *this;
+  }
   ~vnfs_accessor() {
     try {
       close_i();
@@ -74,6 +86,10 @@ class vnfs_accessor {
   ::vnfs::tpie::raw_file_accessor& core() { return m_impl; }
 
  private:
+  static void refuse_if_open(const vnfs_accessor& other) {
+    if (other.is_open()) throw exception("vnfs accessor: an accessor with an open file cannot be copied (" + other.m_impl.path() + ")");
+  }
+
   /// Runs `f`, rethrowing the core's exceptions as TPIE's.
   template <class F>
   static void translated(F&& f) {
