@@ -1,4 +1,4 @@
-#include "vnfs/transport/tcp/blocking_channel.hpp"
+#include "vnfs/test/blocking_channel.hpp"
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -17,7 +17,7 @@
 
 #include "vnfs/xdr/decoder.hpp"
 
-namespace vnfs::transport::tcp {
+namespace vnfs::test {
 
 namespace {
 [[noreturn]] void throw_errno(const char* what) { throw std::system_error(errno, std::generic_category(), what); }
@@ -200,4 +200,4 @@ std::vector<std::byte> rpc_call(blocking_channel& ch, std::uint32_t prog, std::u
   return rpc_call(ch, h, args);
 }
 
-}  // namespace vnfs::transport::tcp
+}  // namespace vnfs::test
