@@ -1,5 +1,6 @@
-// vnfs client, nfs backend: RPC over TCP with record marking, and the zero-copy receive of
-// READ payloads straight into the caller's targets (any number per COMPOUND).
+// vnfs client, nfs backend: RPC over TCP (record marking: vnfs/rpc/record_marking.hpp, as
+// the server's connections), and the zero-copy receive of READ payloads straight into the
+// caller's targets (any number per COMPOUND).
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -59,9 +60,9 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     if (!connected_) return;  // the engine sends again after reconnecting
     if (plan) remember_plan(xid, plan);
     outgoing o;
-    auto len = static_cast<std::uint32_t>(call->size()) | rpc::last_fragment_bit;
-    o.mark = {std::byte(len >> 24), std::byte(len >> 16), std::byte(len >> 8), std::byte(len)};
     o.call = std::move(call);
+    std::vector<xdr::bytes_view> pieces = o.call->pieces();
+    o.framed = rpc::frame_record(pieces);  // views o.call's bytes, which it keeps alive
     queue_.push_back(std::move(o));
     write_next();
   }
@@ -78,8 +79,8 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
 
  private:
   struct outgoing {
-    std::array<std::byte, 4> mark;
     std::shared_ptr<const xdr::encoder> call;
+    rpc::framed_record framed;  // record marks and call's pieces, for one gather write
   };
 
   /// Keeps `plan` (weakly) for the reply to `xid`. Plans of xids whose replies never come
@@ -112,8 +113,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     writing_ = true;
     const outgoing& o = queue_.front();
     std::vector<asio::const_buffer> bufs;
-    bufs.emplace_back(o.mark.data(), o.mark.size());
-    for (auto p : o.call->pieces()) bufs.emplace_back(p.data(), p.size());
+    for (auto b : o.framed.buffers) bufs.emplace_back(b.data(), b.size());
     asio::async_write(sock_, bufs, [self = shared_from_this(), g = gen_](boost::system::error_code ec, std::size_t n) {
       if (g != self->gen_) return;  // of a connection already lost: `writing_` is the new one's
       self->writing_ = false;
@@ -133,16 +133,15 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   }
 
   void on_head() {
-    xdr::decoder d(head_);
-    std::uint32_t mark = d.get_u32();
-    std::uint32_t xid = d.get_u32();
-    std::size_t len = mark & ~rpc::last_fragment_bit;
+    const rpc::fragment_header mark = rpc::read_fragment_header(std::span<const std::byte, 4>(head_.data(), 4));
+    const std::uint32_t xid = xdr::decoder(std::span<const std::byte>(head_).subspan(4)).get_u32();
+    const std::size_t len = mark.length;
     if (len < 4 || len > max_reply) return lost(make_error_code(errc::protocol_error));
     wc_.received += 8;
     body_.assign(head_.begin() + 4, head_.end());
     parse_ = parse_state{};  // (a connection lost in the middle of a reply left its state)
     plan_ = nullptr;
-    if (!(mark & rpc::last_fragment_bit)) {  // a reply in several fragments (NFS-Ganesha sends them)
+    if (!mark.last) {  // a reply in several fragments (NFS-Ganesha sends them)
       take_plan(xid);  // never placed
       return read_fragment(xid, len - 4, false);
     }
@@ -174,9 +173,8 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
                        if (g != self->gen_) return;
                        if (ec) return self->lost(ec);
                        self->wc_.received += got;
-                       xdr::decoder d(self->next_mark_);
-                       std::uint32_t mark = d.get_u32();
-                       self->read_fragment(xid, mark & ~rpc::last_fragment_bit, (mark & rpc::last_fragment_bit) != 0);
+                       const rpc::fragment_header mark = rpc::read_fragment_header(self->next_mark_);
+                       self->read_fragment(xid, mark.length, mark.last);
                      });
   }
 
@@ -362,7 +360,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
 
   // Receive state.
   std::array<std::byte, 8> head_{};  // record mark + xid
-  std::array<std::byte, 4> next_mark_{};  // record mark of a reply's later fragment
+  rpc::fragment_header_bytes next_mark_{};  // record mark of a reply's later fragment
   std::vector<std::byte> body_;   // the record so far (less payloads placed directly)
   std::size_t record_left_ = 0;  // bytes of the current record not yet received
   std::shared_ptr<const read_plan> plan_;  // of the reply being received (null: none)
