@@ -137,12 +137,10 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     xdr::encoder& e = *c.request;
     rpc::call_header h{c.xid, nfs4::NFS4_PROGRAM, nfs4::NFS_V4, nfs4::NFSPROC4_COMPOUND, credential(), {}};
     rpc::encode_call(e, h);
-    xdr::encode(e, std::string());  // tag
     // Minor version 1, or 2 for a COMPOUND that needs an NFSv4.2 operation (COPY).
     const bool v42 = std::any_of(c.ops.begin(), c.ops.end(),
                                  [](const nfs4::nfs_argop4& op) { return std::holds_alternative<nfs4::COPY4args>(op); });
-    e.put_u32(v42 ? 2 : 1);
-    e.put_u32(static_cast<std::uint32_t>(c.ops.size()));
+    xdr::encode(e, nfs4::compound_header{"", v42 ? 2u : 1u, static_cast<std::uint32_t>(c.ops.size())});
     for (const auto& op : c.ops) nfs4::encode_argop(e, op);
     c.reads = c.read_targets.empty() ? nullptr : std::make_shared<const read_plan>(plan_reads(c.ops, c.read_targets));
   }
@@ -226,8 +224,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   channel_events events() {
     channel_events ev;
     std::weak_ptr<impl> weak = weak_from_this();
-    ev.on_reply = [weak](std::uint32_t xid, std::vector<std::byte> record, std::vector<direct_piece> direct) {
-      if (auto self = weak.lock()) self->on_record(xid, std::move(record), direct);
+    ev.on_reply = [weak](std::uint32_t xid, std::vector<std::byte> record, reply_decoder decoder) {
+      if (auto self = weak.lock()) self->on_record(xid, std::move(record), std::move(decoder));
     };
     ev.on_call_failed = [weak](std::uint32_t xid, std::error_code ec) {
       if (auto self = weak.lock()) self->on_call_failed(xid, ec);
@@ -249,62 +247,15 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     finish_sequenced(std::move(c), ec, empty);
   }
 
-  /// A whole reply: `record` less the READ payloads `direct` lists (in record order), which
-  /// are in the call's read targets.
-  void on_record(std::uint32_t xid, std::vector<std::byte> record, const std::vector<direct_piece>& direct) {
+  /// A whole reply: `record` less the READ payloads the channel placed, which `decoder`
+  /// knows of, having decoded the results before them.
+  void on_record(std::uint32_t xid, std::vector<std::byte> record, reply_decoder decoder) {
     auto it = inflight.find(xid);
     if (it == inflight.end()) return;  // a reply to a call already failed (closing): drop it
     std::unique_ptr<call> c = std::move(it->second);
     inflight.erase(it);
     compound_reply reply;
-    reply.buffer = std::move(record);
-    std::error_code ec;
-    try {
-      xdr::decoder d(reply.buffer);
-      auto h = rpc::decode_reply(d);
-      if (!h.is_success()) throw rpc::reply_error(h);
-      reply.res.status = static_cast<nfsstat4>(d.get_u32());
-      reply.res.tag = d.get_string(nfs4::NFS4_OPAQUE_LIMIT);
-      std::uint32_t n = d.get_count(1024, 4);
-      auto piece = direct.begin();
-      std::size_t reads = 0;  // READ results decoded so far
-      for (std::uint32_t i = 0; i < n; ++i) {
-        // A READ result is opnum, status, eof and length (16 bytes), then the payload.
-        bool placed_here = false;
-        if (piece != direct.end() && piece->at != direct_piece::anywhere) {
-          placed_here = d.position() + 16 == piece->at;
-        } else if (piece != direct.end()) {
-          xdr::decoder peek = d;
-          placed_here = reads == piece->read_index && peek.remaining() >= 4 &&
-                        peek.get_u32() == static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_READ);
-        }
-        if (placed_here) {
-          nfs4::READ4res r;
-          if (d.get_u32() != static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_READ) || reads != piece->read_index ||
-              !c->reads || piece->read_index >= c->reads->targets.size())
-            throw xdr::decode_error("misplaced READ payload");
-          r.status = static_cast<nfsstat4>(d.get_u32());
-          r.resok4.eof = d.get_bool();
-          if (r.status != nfsstat4::NFS4_OK || d.get_u32() != piece->len ||
-              piece->len > c->reads->targets[piece->read_index].size())
-            throw xdr::decode_error("misplaced READ payload");
-          r.resok4.data = c->reads->targets[piece->read_index].first(piece->len);
-          d.skip(piece->skip);
-          reply.res.resarray.push_back(std::move(r));
-          reply.placed.push_back(true);
-          ++piece;
-        } else {
-          reply.res.resarray.push_back(nfs4::decode_resop(d));
-          reply.placed.push_back(false);
-        }
-        if (std::holds_alternative<nfs4::READ4res>(reply.res.resarray.back())) ++reads;
-      }
-      if (piece != direct.end()) throw xdr::decode_error("READ payload without its result");
-    } catch (const rpc::reply_error&) {
-      ec = make_error_code(errc::protocol_error);
-    } catch (const xdr::decode_error&) {
-      ec = make_error_code(errc::protocol_error);
-    }
+    const std::error_code ec = decoder.finish(std::move(record), reply);
     if (!c->sequenced) {
       c->done(ec, reply);
       return;
