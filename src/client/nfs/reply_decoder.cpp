@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "client/nfs/result_size.hpp"
+#include "client/result_size.hpp"
 #include "vnfs/error.hpp"
 #include "vnfs/rpc/message.hpp"
 

@@ -11,9 +11,8 @@
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
 
-#include "client/nfs/reply_bound.hpp"
-#include "client/nfs/result_size.hpp"
 #include "client/nfs/rpc_channel.hpp"
+#include "client/result_size.hpp"
 #include "vnfs/error.hpp"
 #include "vnfs/rpc/message.hpp"
 
