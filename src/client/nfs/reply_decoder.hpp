@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <system_error>
@@ -39,6 +40,9 @@ struct compound_reply {
   std::vector<bool> placed;
   bool placed_at(std::size_t i) const { return i < placed.size() && placed[i]; }
 };
+
+/// What runs with the reply to a COMPOUND (or the error that ended it).
+using compound_done = std::function<void(std::error_code, compound_reply&)>;
 
 /// Decodes one RPC reply record (from its xid on) carrying COMPOUND4res.
 ///

@@ -21,8 +21,6 @@ namespace vnfs::detail {
 
 struct registration;
 
-using compound_done = std::function<void(std::error_code, compound_reply&)>;
-
 /// Thread-safe front of the I/O thread. submit() may be called from any thread; callbacks
 /// run on the I/O thread.
 class session_engine {
