@@ -2,7 +2,8 @@
 //   getattr: SEQUENCE, PUTFH, GETATTR (the attributes stat() needs)
 //   read4k:  SEQUENCE, PUTFH, READ 4 KiB (anonymous stateid, offsets cycling over 1 MiB)
 // over 1 and 16 TCP connections (one session and one thread each, one request in flight per
-// connection), against vnfsd and NFS-Ganesha started on loopback by this program.
+// connection), against vnfsd and NFS-Ganesha started on loopback by this program. The
+// COMPOUNDs are encoded by hand (bench/support's raw_session): the figure is the server's.
 // Every run is bounded by --seconds and by --max-compounds per connection.
 // Results go to a JSON file; bench/plot_compound_rate.py draws them.
 #include <unistd.h>
@@ -22,20 +23,22 @@
 #include <boost/program_options.hpp>
 
 #include "bench_util.hpp"
-#include "client/blocking_session.hpp"
-#include "vnfs/nfs4/nfs4.hpp"
 #include "vnfs/bench/ganesha_process.hpp"
+#include "vnfs/bench/raw_session.hpp"
 #include "vnfs/bench/temp_dir.hpp"
 #include "vnfs/bench/vnfsd_process.hpp"
 
 using namespace vnfs;
-using namespace vnfs::nfs4;
 namespace po = boost::program_options;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
 
 constexpr std::size_t file_size = 1 << 20;
+
+// The attributes stat() needs (RFC 8881 §5.8 numbers): type, change, size, fileid, mode,
+// numlinks, owner, owner_group, space_used, time_access, time_metadata, time_modify.
+const std::vector<std::uint32_t> stat_attrs = {1, 3, 4, 20, 33, 35, 36, 37, 45, 47, 52, 53};
 
 struct result {
   std::string server, workload;
@@ -51,37 +54,26 @@ struct target {
   std::vector<std::string> root_path;
 };
 
-nfs_fh4 lookup_fh(const target& t) {
-  vnfs::detail::blocking_session s(t.host, t.port, t.root_path);
-  auto ops = s.root_ops();
-  ops.push_back(LOOKUP4args{"bench.dat"});
-  ops.push_back(GETFH4args{});
-  auto r = s.compound(ops);
-  if (r.status != nfsstat4::NFS4_OK)
-    throw std::runtime_error(t.name + ": cannot look up bench.dat: " + std::error_code(r.status).message());
-  return std::get<GETFH4res>(r.resarray.back()).resok4.object;
-}
-
-std::vector<nfs_argop4> compound_for(const std::string& workload, const nfs_fh4& fh,
-                                     std::uint64_t i) {
+/// One COMPOUND of `workload` (the i-th of its connection); throws unless it succeeded.
+void run_one(bench::raw_session& s, const std::string& workload, const std::vector<std::byte>& fh, std::uint64_t i) {
   if (workload == "getattr") {
-    bitmap4 stat_attrs;
-    for (unsigned a : {FATTR4_TYPE, FATTR4_CHANGE, FATTR4_SIZE, FATTR4_FILEID, FATTR4_MODE,
-                       FATTR4_NUMLINKS, FATTR4_OWNER, FATTR4_OWNER_GROUP, FATTR4_SPACE_USED,
-                       FATTR4_TIME_ACCESS, FATTR4_TIME_METADATA, FATTR4_TIME_MODIFY})
-      stat_attrs.set(a);
-    return {PUTFH4args{fh}, GETATTR4args{stat_attrs}};
+    if (std::uint32_t st = s.getattr(fh, stat_attrs); st != 0)
+      throw std::runtime_error("GETATTR COMPOUND: NFSv4 status " + std::to_string(st));
+    return;
   }
-  offset4 off = (i * 4096) % file_size;
-  return {PUTFH4args{fh}, READ4args{stateid4::anonymous(), off, 4096}};
+  const std::uint64_t off = (i * 4096) % file_size;
+  std::size_t got = 0;
+  if (std::uint32_t st = s.read(fh, off, 4096, &got); st != 0)
+    throw std::runtime_error("READ COMPOUND: NFSv4 status " + std::to_string(st));
+  if (got != 4096) throw std::runtime_error("short READ");
 }
 
 result measure(const target& t, const std::string& workload, unsigned connections,
                double seconds, std::uint64_t max_per_connection) {
-  nfs_fh4 fh = lookup_fh(t);
-  std::vector<std::unique_ptr<vnfs::detail::blocking_session>> sessions;
+  std::vector<std::byte> fh = bench::raw_session(t.host, t.port, t.root_path).lookup("bench.dat");
+  std::vector<std::unique_ptr<bench::raw_session>> sessions;
   for (unsigned c = 0; c < connections; ++c)
-    sessions.push_back(std::make_unique<vnfs::detail::blocking_session>(t.host, t.port, t.root_path));
+    sessions.push_back(std::make_unique<bench::raw_session>(t.host, t.port, t.root_path));
   std::atomic<std::uint64_t> total{0};
   std::atomic<bool> failed{false};
   std::string failure;
@@ -93,10 +85,7 @@ result measure(const target& t, const std::string& workload, unsigned connection
       std::uint64_t n = 0;
       try {
         while (n < max_per_connection && clock_type::now() < deadline && !failed) {
-          auto r = sessions[c]->compound(compound_for(workload, fh, n + c * 97), /*cachethis=*/false);
-          if (r.status != nfsstat4::NFS4_OK) throw std::runtime_error(std::error_code(r.status).message());
-          if (workload == "read4k" && std::get<READ4res>(r.resarray.back()).resok4.data.size() != 4096)
-            throw std::runtime_error("short READ");
+          run_one(*sessions[c], workload, fh, n + c * 97);
           ++n;
         }
       } catch (const std::exception& e) {

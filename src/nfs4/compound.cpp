@@ -172,18 +172,18 @@ void codec<COMPOUND4args>::decode(decoder& d, COMPOUND4args& v) {
 }
 
 void codec<COMPOUND4res>::encode(encoder& e, const COMPOUND4res& v) {
-  e.put_u32(static_cast<std::uint32_t>(v.status));
-  e.put_string(v.tag);
-  e.put_u32(static_cast<std::uint32_t>(v.resarray.size()));
+  xdr::encode(e, compound_res_header{v.status, v.tag, static_cast<std::uint32_t>(v.resarray.size())});
   for (const nfs_resop4& r : v.resarray) encode_resop(e, r);
 }
 void codec<COMPOUND4res>::decode(decoder& d, COMPOUND4res& v) {
-  v.status = static_cast<nfsstat4>(d.get_u32());
-  v.tag = d.get_string();
-  std::uint32_t n = d.get_count();
+  auto h = xdr::decode<compound_res_header>(d);
+  // As get_count(): every result takes at least 4 bytes, so a hostile count allocates nothing.
+  if (h.numres > d.remaining() / 4) throw decode_error("xdr: array count exceeds the remaining input");
+  v.status = h.status;
+  v.tag = std::move(h.tag);
   v.resarray.clear();
-  v.resarray.reserve(n);
-  for (std::uint32_t i = 0; i < n; ++i) v.resarray.push_back(decode_resop(d));
+  v.resarray.reserve(h.numres);
+  for (std::uint32_t i = 0; i < h.numres; ++i) v.resarray.push_back(decode_resop(d));
 }
 
 }  // namespace vnfs::xdr

@@ -47,6 +47,30 @@ TEST_CASE("READDIR reply is the RFC's linked list") {
   CHECK(xdr_size(big) == xdr::to_bytes(dirlist4{{big}, false}).size() - 8);
 }
 
+TEST_CASE("client-side decoding result by result: the COMPOUND4res header, then each result") {
+  COMPOUND4res res;
+  res.status = nfsstat4::NFS4ERR_NOENT;
+  res.tag = "tag";
+  res.resarray = {PUTROOTFH4res{nfsstat4::NFS4_OK}, make_result(nfs_opnum4::OP_LOOKUP, nfsstat4::NFS4ERR_NOENT)};
+  auto bytes = xdr::to_bytes(res);
+
+  xdr::decoder d(bytes);
+  auto h = xdr::decode<compound_res_header>(d);
+  CHECK(h == compound_res_header{nfsstat4::NFS4ERR_NOENT, "tag", 2});
+  CHECK(decode_resop(d) == res.resarray[0]);
+  CHECK(decode_resop(d) == res.resarray[1]);
+  CHECK(d.remaining() == 0);
+
+  // The whole-COMPOUND codec reads the same header, and refuses a count the input cannot hold.
+  xdr::decoder whole(bytes);
+  CHECK(xdr::decode<COMPOUND4res>(whole) == res);
+  xdr::encoder e;
+  xdr::encode(e, compound_res_header{nfsstat4::NFS4_OK, "", 1000});
+  auto lying = e.flatten();
+  xdr::decoder l(lying);
+  CHECK_THROWS_AS(xdr::decode<COMPOUND4res>(l), xdr::decode_error);
+}
+
 TEST_CASE("server-side decoding stops at an unsupported operation") {
   xdr::encoder e;
   xdr::encode(e, compound_header{"t", 1, 4});

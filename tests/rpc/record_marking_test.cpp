@@ -34,6 +34,16 @@ TEST_CASE("fragment header has the last bit and a 31-bit length") {
   CHECK(g == std::array<std::byte, 4>{std::byte{0x7f}, std::byte{0xff}, std::byte{0xff}, std::byte{0xff}});
 }
 
+TEST_CASE("read_fragment_header reads what make_fragment_header writes") {
+  for (bool last : {true, false}) {
+    for (std::size_t len : {std::size_t{0}, std::size_t{4}, std::size_t{0x1234}, rpc::max_fragment_length}) {
+      auto f = rpc::read_fragment_header(rpc::make_fragment_header(len, last));
+      CHECK(f.length == len);
+      CHECK(f.last == last);
+    }
+  }
+}
+
 TEST_CASE("frame_record: single fragment by default, pieces referenced not copied") {
   auto a = pattern(10), b = pattern(30, 2);
   std::span<const std::byte> pieces[2] = {a, b};

@@ -13,7 +13,7 @@
 
 #include "stateful_client.hpp"
 #include "vnfs/rpc/auth.hpp"
-#include "vnfs/transport/tcp/blocking_channel.hpp"
+#include "vnfs/test/blocking_channel.hpp"
 
 using namespace vnfs;
 using namespace vnfs::nfs4;
@@ -26,7 +26,7 @@ class peer {
  public:
   peer(test_server& srv, std::uint32_t uid = 0, std::uint32_t gid = 0)
       : srv_(srv),
-        ch_(transport::tcp::blocking_channel::connect(srv.host(), srv.port())),
+        ch_(test::blocking_channel::connect(srv.host(), srv.port())),
         uid_(uid),
         gid_(gid) {}
 
@@ -36,7 +36,7 @@ class peer {
     p.machinename = "client-id-test";
     p.uid = uid_;
     p.gid = gid_;
-    replies_.push_back(std::make_unique<std::vector<std::byte>>(transport::tcp::rpc_call(
+    replies_.push_back(std::make_unique<std::vector<std::byte>>(test::rpc_call(
         ch_, NFS4_PROGRAM, NFS_V4, NFSPROC4_COMPOUND,
         [&](xdr::encoder& e) { xdr::encode(e, args); }, rpc::make_authsys(p))));
     xdr::decoder d(*replies_.back());
@@ -93,7 +93,7 @@ class peer {
 
  private:
   test_server& srv_;
-  transport::tcp::blocking_channel ch_;
+  test::blocking_channel ch_;
   std::uint32_t uid_, gid_;
   std::vector<std::unique_ptr<std::vector<std::byte>>> replies_;
 };

@@ -23,7 +23,7 @@ std::vector<std::byte> rpc_call_bytes(std::uint32_t xid, std::uint32_t prog, std
   return e.flatten();
 }
 
-rpc::reply_header send_and_read_header(transport::tcp::blocking_channel& ch,
+rpc::reply_header send_and_read_header(test::blocking_channel& ch,
                                        const std::vector<std::byte>& msg,
                                        std::vector<std::byte>* rest = nullptr) {
   ch.send_record(std::span<const std::byte>(msg));
@@ -195,7 +195,7 @@ TEST_CASE("vnfsd: limits negotiated in CREATE_SESSION are enforced") {
 
 TEST_CASE("vnfsd: CREATE_SESSION sequence replay and misordering") {
   test_server srv(server_kind::vnfsd);
-  transport::tcp::blocking_channel ch = transport::tcp::blocking_channel::connect(srv.host(), srv.port());
+  test::blocking_channel ch = test::blocking_channel::connect(srv.host(), srv.port());
   test_session s(srv);
   EXCHANGE_ID4args ex;
   ex.eia_clientowner.co_ownerid = to_byte_vector("cs-replay");
@@ -268,7 +268,7 @@ TEST_CASE("RPC-level errors") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));
   test_server srv(kind);
-  auto ch = transport::tcp::blocking_channel::connect(srv.host(), srv.port());
+  auto ch = test::blocking_channel::connect(srv.host(), srv.port());
   rpc::authsys_parms p;
   p.machinename = "t";
   auto sys = rpc::make_authsys(p);
@@ -295,7 +295,7 @@ TEST_CASE("RPC-level errors") {
 
 TEST_CASE("vnfsd: RPC errors only it answers this way") {
   test_server srv(server_kind::vnfsd);
-  auto ch = transport::tcp::blocking_channel::connect(srv.host(), srv.port());
+  auto ch = test::blocking_channel::connect(srv.host(), srv.port());
   SECTION("unknown program") {
     auto h = send_and_read_header(ch, rpc_call_bytes(5, 100005, 3, 0, {}, {}));
     CHECK(h.accepted == rpc::accept_stat::prog_unavail);
@@ -345,13 +345,13 @@ TEST_CASE("vnfsd: garbage on one connection does not disturb another") {
   test_session good(srv);
   REQUIRE(good.compound({}).status == nfsstat4::NFS4_OK);
   {
-    auto bad = transport::tcp::blocking_channel::connect(srv.host(), srv.port());
+    auto bad = test::blocking_channel::connect(srv.host(), srv.port());
     std::vector<std::byte> noise(4096);
     for (std::size_t i = 0; i < noise.size(); ++i) noise[i] = std::byte(i * 131 + 7);
     bad.send_raw(noise);  // a record mark claiming a huge fragment, then noise
     bad.set_receive_timeout(std::chrono::seconds(5));
     CHECK_THROWS(bad.receive_record());  // closed by the server, no reply
-    auto bad2 = transport::tcp::blocking_channel::connect(srv.host(), srv.port());
+    auto bad2 = test::blocking_channel::connect(srv.host(), srv.port());
     std::vector<std::byte> not_a_call(64, std::byte{0xee});
     bad2.send_record(std::span<const std::byte>(not_a_call));
     bad2.set_receive_timeout(std::chrono::seconds(5));

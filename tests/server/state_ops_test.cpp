@@ -14,7 +14,7 @@
 #include "server/state/open_state_table.hpp"
 #include "stateful_client.hpp"
 #include "vnfs/rpc/auth.hpp"
-#include "vnfs/transport/tcp/blocking_channel.hpp"
+#include "vnfs/test/blocking_channel.hpp"
 #include "vnfs/nfs4/attributes.hpp"
 
 using namespace vnfs;

@@ -12,7 +12,7 @@
 
 #include "support/test_session.hpp"
 #include "vnfs/rpc/auth.hpp"
-#include "vnfs/transport/tcp/blocking_channel.hpp"
+#include "vnfs/test/blocking_channel.hpp"
 
 namespace vnfs::test {
 
@@ -71,7 +71,7 @@ struct nfs_client {
     p.uid = opts.uid;
     p.gid = opts.gid;
     p.gids = opts.gids;
-    replies_.push_back(std::make_unique<std::vector<std::byte>>(transport::tcp::rpc_call(
+    replies_.push_back(std::make_unique<std::vector<std::byte>>(test::rpc_call(
         s.channel(), NFS4_PROGRAM, NFS_V4, NFSPROC4_COMPOUND,
         [&](xdr::encoder& e) { xdr::encode(e, args); }, rpc::make_authsys(p))));
     xdr::decoder d(*replies_.back());

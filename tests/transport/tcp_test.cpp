@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "vnfs/rpc/message.hpp"
-#include "vnfs/transport/tcp/blocking_channel.hpp"
+#include "vnfs/test/blocking_channel.hpp"
 #include "vnfs/transport/tcp/server.hpp"
 #include "vnfs/xdr/decoder.hpp"
 
@@ -79,8 +79,8 @@ struct fixture {
     };
   }
 
-  tcp::blocking_channel connect() {
-    return tcp::blocking_channel::connect("127.0.0.1", srv->local_endpoint().port(), std::chrono::seconds(20));
+  test::blocking_channel connect() {
+    return test::blocking_channel::connect("127.0.0.1", srv->local_endpoint().port(), std::chrono::seconds(20));
   }
 
   std::vector<std::error_code> wait_closes(std::size_t n) {
@@ -100,7 +100,7 @@ struct fixture {
   std::vector<std::error_code> closes;
 };
 
-std::vector<std::byte> echo(tcp::blocking_channel& ch, const std::vector<std::byte>& msg,
+std::vector<std::byte> echo(test::blocking_channel& ch, const std::vector<std::byte>& msg,
                             std::size_t max_fragment = rpc::max_fragment_length) {
   ch.send_record(msg, max_fragment);
   auto reply = ch.receive_record();
@@ -296,7 +296,7 @@ TEST_CASE("tcp: stop() closes the connections and refuses new ones") {
   f->srv->stop();
   CHECK_THROWS_AS(ch.receive_record(), std::system_error);
   CHECK(f->srv->connection_count() == 0);
-  CHECK_THROWS_AS(tcp::blocking_channel::connect("127.0.0.1", port), std::system_error);
+  CHECK_THROWS_AS(test::blocking_channel::connect("127.0.0.1", port), std::system_error);
 }
 
 TEST_CASE("tcp: blocking_channel receive times out instead of hanging") {
@@ -355,16 +355,16 @@ void rpc_service(const std::shared_ptr<tcp::connection>& c, std::vector<std::byt
 TEST_CASE("tcp: rpc_call end to end") {
   fixture f(1 << 20, rpc_service);
   auto ch = f.connect();
-  auto body = tcp::rpc_call(ch, 400100, 1, 0, [](xdr::encoder& e) { e.put_u32(41); });
+  auto body = test::rpc_call(ch, 400100, 1, 0, [](xdr::encoder& e) { e.put_u32(41); });
   CHECK(body == std::vector<std::byte>{std::byte{0}, std::byte{0}, std::byte{0}, std::byte{42}});
 
   auto cred = rpc::make_authsys({1, "tester", 1234, 5, {}});
-  body = tcp::rpc_call(ch, 400100, 1, 2, {}, cred);
+  body = test::rpc_call(ch, 400100, 1, 2, {}, cred);
   CHECK(xdr::from_bytes<std::uint32_t>(body) == 1234);
 
   auto expect_error = [&](std::uint32_t prog, std::uint32_t vers, std::uint32_t proc, auto check) {
     try {
-      tcp::rpc_call(ch, prog, vers, proc, {});
+      test::rpc_call(ch, prog, vers, proc, {});
       FAIL("rpc_call did not throw");
     } catch (const rpc::reply_error& e) {
       check(e.header());
@@ -399,7 +399,7 @@ TEST_CASE("tcp: rpc_call end to end") {
     rpc::encode_call(e, {6, 400100, 1, 0, {}, {}});
     e.put_u32(1);
     ch.send_record(e);  // an extra call whose reply arrives first
-    CHECK_THROWS_WITH(tcp::rpc_call(ch, h, [](xdr::encoder& a) { a.put_u32(1); }),
+    CHECK_THROWS_WITH(test::rpc_call(ch, h, [](xdr::encoder& a) { a.put_u32(1); }),
                       Catch::Contains("does not match"));
   }
 }

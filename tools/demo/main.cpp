@@ -1,6 +1,6 @@
-// vnfs-demo — starts the embedded vnfsd on a temporary export, walks through a real NFSv4.1
-// exchange with it over TCP (printing every COMPOUND and what came back), then uses the same
-// server through the vnfs client API.
+// vnfs-demo — starts the embedded vnfsd on a temporary export, walks through a few calls of
+// the vnfs client API against it, printing for each the NFSv4.1 COMPOUNDs and operations it
+// cost on the wire, then shows registered memory, completion groups and the vectorized calls.
 
 #include <cstdio>
 #include <exception>
@@ -12,75 +12,104 @@
 
 #include <fcntl.h>
 
-#include "client/blocking_session.hpp"  // allowed by scripts/check_layers.py: hand-built COMPOUNDs
 #include "vnfs/client.hpp"
 #include "vnfs/embedded_server.hpp"
-#include "vnfs/nfs4/attributes.hpp"
-#include "vnfs/nfs4/nfs4.hpp"
 
 using namespace vnfs;
-using namespace vnfs::nfs4;
 
 namespace {
 
-int compounds = 0;
+int steps = 0;
 
-std::string status_text(nfsstat4 s) {
-  std::string m = std::error_code(s).message();
-  return m.substr(0, m.find(':'));
-}
-
-/// Sends one COMPOUND (SEQUENCE first) and prints the operations with their statuses.
-COMPOUND4res run(vnfs::detail::blocking_session& s, const std::string& what,
-                 std::vector<nfs_argop4> ops) {
-  COMPOUND4res r = s.compound(std::move(ops));
-  ++compounds;
-  std::cout << "\n" << compounds << ". " << what << "\n   COMPOUND:";
-  for (const auto& res : r.resarray) {
-    std::cout << " " << op_name(opnum_of(res));
-    if (status_of(res) != nfsstat4::NFS4_OK) std::cout << "(" << status_text(status_of(res)) << ")";
+/// Runs one step through the client and prints what it cost: COMPOUNDs and operations
+/// (SEQUENCE included), from the client's counters. A step that fails prints its error.
+template <class F>
+void step(vnfs::client& c, const std::string& what, F&& body) {
+  const vnfs::client_stats before = c.stats();
+  std::cout << "\n" << ++steps << ". " << what << "\n";
+  std::string outcome = "ok";
+  try {
+    body();
+  } catch (const std::system_error& e) {
+    outcome = "refused: " + e.code().message();
   }
-  std::cout << "\n   status:   " << status_text(r.status) << "\n";
-  return r;
+  const vnfs::client_stats after = c.stats();
+  std::cout << "   " << outcome << "; " << after.compounds - before.compounds << " COMPOUND(s), "
+            << after.operations - before.operations << " operations\n";
 }
 
-template <class R>
-const R& last(const COMPOUND4res& r) {
-  return std::get<R>(r.resarray.back());
-}
-template <class R>
-const R& find(const COMPOUND4res& r) {
-  for (const auto& res : r.resarray)
-    if (auto* p = std::get_if<R>(&res)) return *p;
-  throw std::runtime_error(std::string("no ") + op_name(R::opnum) + " result");
-}
-
-open_owner4 owner(const vnfs::detail::blocking_session& s) {
-  return {s.client_id(), vnfs::detail::to_byte_vector("demo-owner")};
-}
-
-OPEN4args open_args(const vnfs::detail::blocking_session& s, const std::string& name, bool create,
-                    std::uint32_t access) {
-  OPEN4args o;
-  o.share_access = access;
-  o.share_deny = OPEN4_SHARE_DENY_NONE;
-  o.owner = owner(s);
-  o.openhow.opentype = create ? opentype4::OPEN4_CREATE : opentype4::OPEN4_NOCREATE;
-  if (create) {
-    attributes a;
-    a.mode = 0644;
-    o.openhow.how.mode = createmode4::UNCHECKED4;
-    o.openhow.how.createattrs = encode_attributes(a);
+const char* type_name(vnfs::file_type t) {
+  switch (t) {
+    case vnfs::file_type::regular: return "file";
+    case vnfs::file_type::directory: return "dir";
+    case vnfs::file_type::symlink: return "symlink";
+    default: return "other";
   }
-  o.claim.claim = open_claim_type4::CLAIM_NULL;
-  o.claim.file = name;
-  return o;
 }
 
-bitmap4 bits(std::initializer_list<unsigned> attrs) {
-  bitmap4 b;
-  for (unsigned a : attrs) b.set(a);
-  return b;
+/// The session and a first file, call by call.
+void session_tour(const std::string& url, const std::filesystem::path& export_dir) {
+  vnfs::client_options o;
+  o.compound_vectors = true;
+  auto c = vnfs::client::connect(url, o);
+  vnfs::client_stats s = c.stats();
+  std::cout << "connected to " << url << ": the session set-up (EXCHANGE_ID, CREATE_SESSION, "
+            << "RECLAIM_COMPLETE, ...) took " << s.compounds << " COMPOUNDs\n";
+
+  step(c, "make directory docs (CREATE)", [&] { c.mkdir("docs"); });
+
+  const std::string text = "Hello from vnfs: written with OPEN+WRITE+CLOSE in one round trip.\n";
+  step(c, "create docs/hello.txt and write it: one vwrite item", [&] {
+    std::vector<vnfs::vio> w{{"docs/hello.txt", 0, std::as_bytes(std::span(text)),
+                              vnfs::vio_flags::create | vnfs::vio_flags::truncate | vnfs::vio_flags::stable}};
+    vnfs::vresult r = c.vwrite(w);
+    if (!r.ok()) throw std::system_error(r.error, "vwrite");
+    std::cout << "   wrote " << w[0].bytes << " bytes\n";
+  });
+
+  std::vector<std::byte> back(4096);
+  step(c, "read it back: one vread item (OPEN + READ + CLOSE)", [&] {
+    std::vector<vnfs::vio> rd{{"docs/hello.txt", 0, std::span<std::byte>(back)}};
+    vnfs::vresult r = c.vread(rd);
+    if (!r.ok()) throw std::system_error(r.error, "vread");
+    std::cout << "   read " << rd[0].bytes << " bytes, eof=" << (rd[0].eof ? "true" : "false") << ": "
+              << std::string(reinterpret_cast<const char*>(back.data()), rd[0].bytes);
+  });
+
+  const std::string more = "Appended at end of file by a WRITE at offset 2^64-1 (vNFS).\n";
+  step(c, "append with the vNFS append extension (vio_flags::append)", [&] {
+    std::vector<vnfs::vio> ap{{"docs/hello.txt", 0, std::as_bytes(std::span(more)), vnfs::vio_flags::append}};
+    vnfs::vresult r = c.vwrite(ap);
+    if (!r.ok()) throw std::system_error(r.error, "vwrite");
+  });
+
+  step(c, "list docs with attributes (vlistdir: READDIR)", [&] {
+    std::string dir = "docs";
+    vnfs::vlistdir_options lo;
+    lo.callback = [](const std::string&, const vnfs::dir_entry& e, std::size_t, void*) {
+      std::printf("   %-12s %-4s size %-6llu mode %04o uid %u\n", e.name.c_str(), type_name(e.stat.type),
+                  static_cast<unsigned long long>(e.stat.size), e.stat.mode, e.stat.uid);
+    };
+    vnfs::vresult r = c.vlistdir(std::span<const std::string>(&dir, 1), lo);
+    if (!r.ok()) throw std::system_error(r.error, "vlistdir");
+  });
+
+  step(c, "stat the export root (GETATTR)", [&] {
+    vnfs::file_stat st = c.stat("");
+    std::cout << "   fileid " << st.fileid << ", " << st.nlink << " links, mode " << std::oct << st.mode << std::dec
+              << "\n";
+  });
+
+  step(c, "try to escape the export: \"../outside\" is refused by the client, nothing is sent",
+       [&] { c.stat("../outside"); });
+  step(c, "a name the export lacks: the server answers NFS4ERR_NOENT", [&] { c.stat("docs/missing"); });
+
+  std::ifstream local(export_dir / "docs" / "hello.txt");
+  std::stringstream content;
+  content << local.rdbuf();
+  std::cout << "\nOn the server's disk, " << (export_dir / "docs" / "hello.txt").string() << " holds:\n"
+            << content.str();
+  c.close();  // DESTROY_SESSION + DESTROY_CLIENTID
 }
 
 /// The same service through the SDK: vnfs::client with registered memory and a completion group.
@@ -168,87 +197,7 @@ int main() try {
   std::cout << "vnfs demo: embedded vnfsd serving " << export_dir.string() << " on tcp://" << server.address()
             << ":" << server.port() << "\n";
 
-  {
-    vnfs::detail::blocking_session s("127.0.0.1", server.port(), {});
-    std::cout << "session: EXCHANGE_ID + CREATE_SESSION done; the server granted "
-              << s.fore().ca_maxoperations << " operations and "
-              << (s.fore().ca_maxrequestsize >> 10) << " KiB per COMPOUND, "
-              << s.fore().ca_maxrequests << " slots\n";
-
-    // A new client ID has no locks to reclaim, but says so before its first OPEN (RFC 8881
-    // §18.51.3): until then the server answers OPEN with NFS4ERR_GRACE.
-    run(s, "reclaim complete: nothing to reclaim", {RECLAIM_COMPLETE4args{false}});
-
-    CREATE4args mkdir;
-    mkdir.objtype.type = nfs_ftype4::NF4DIR;
-    mkdir.objname = "docs";
-    mkdir.createattrs = encode_attributes(attributes{.mode = 0755});
-    run(s, "make directory docs", {PUTROOTFH4args{}, mkdir});
-
-    const std::string text = "Hello from vnfs: written with OPEN+WRITE+CLOSE in one round trip.\n";
-    WRITE4args w{stateid4::current(), 0, stable_how4::FILE_SYNC4, std::as_bytes(std::span(text))};
-    auto wr = run(s, "create docs/hello.txt and write it, one COMPOUND (current stateid)",
-                  {PUTROOTFH4args{}, LOOKUP4args{"docs"},
-                   open_args(s, "hello.txt", true, OPEN4_SHARE_ACCESS_WRITE), w,
-                   CLOSE4args{0, stateid4::current()}});
-    if (wr.status == nfsstat4::NFS4_OK)
-      std::cout << "   wrote " << find<WRITE4res>(wr).resok4.count << " bytes, FILE_SYNC4\n";
-
-    auto rd = run(s, "read it back: OPEN + READ + CLOSE",
-                  {PUTROOTFH4args{}, LOOKUP4args{"docs"},
-                   open_args(s, "hello.txt", false, OPEN4_SHARE_ACCESS_READ),
-                   READ4args{stateid4::current(), 0, 4096}, CLOSE4args{0, stateid4::current()}});
-    if (rd.status == nfsstat4::NFS4_OK) {
-      const auto& data = find<READ4res>(rd).resok4;
-      std::cout << "   read " << data.data.size() << " bytes, eof=" << (data.eof ? "true" : "false")
-                << ": " << vnfs::detail::to_string(data.data);
-    }
-
-    const std::string more = "Appended at end of file by a WRITE at offset 2^64-1 (vNFS).\n";
-    WRITE4args ap{stateid4::current(), NFS4_UINT64_MAX, stable_how4::FILE_SYNC4,
-                  std::as_bytes(std::span(more))};
-    run(s, "append with the vNFS append extension",
-        {PUTROOTFH4args{}, LOOKUP4args{"docs"},
-         open_args(s, "hello.txt", false, OPEN4_SHARE_ACCESS_WRITE), ap,
-         CLOSE4args{0, stateid4::current()}});
-
-    READDIR4args rdir;
-    rdir.dircount = 4096;
-    rdir.maxcount = 16384;
-    rdir.attr_request = bits({FATTR4_TYPE, FATTR4_SIZE, FATTR4_MODE, FATTR4_OWNER});
-    auto ls = run(s, "list docs with attributes (READDIR)", {PUTROOTFH4args{}, LOOKUP4args{"docs"}, rdir});
-    if (ls.status == nfsstat4::NFS4_OK) {
-      for (const auto& e : last<READDIR4res>(ls).resok4.reply.entries) {
-        attributes a = decode_attributes(e.attrs);
-        std::printf("   %-12s size %-6llu mode %04o owner %s\n", e.name.c_str(),
-                    static_cast<unsigned long long>(a.size.value_or(0)), a.mode.value_or(0),
-                    a.owner.value_or("?").c_str());
-      }
-    }
-
-    auto attrs = run(s, "GETATTR of the export root",
-                     {PUTROOTFH4args{}, GETATTR4args{bits({FATTR4_TYPE, FATTR4_FILEID, FATTR4_NUMLINKS,
-                                                            FATTR4_LEASE_TIME, FATTR4_MAXREAD})}});
-    if (attrs.status == nfsstat4::NFS4_OK) {
-      attributes a = decode_attributes(last<GETATTR4res>(attrs).resok4.obj_attributes);
-      std::cout << "   fileid " << a.fileid.value_or(0) << ", " << a.numlinks.value_or(0)
-                << " links, lease " << a.lease_time.value_or(0) << " s, maxread "
-                << a.maxread.value_or(0) << " bytes\n";
-    }
-
-    run(s, "try to escape the export: LOOKUP \"..\" is refused", {PUTROOTFH4args{}, LOOKUP4args{".."}});
-    run(s, "LOOKUPP above the export root is refused", {PUTROOTFH4args{}, LOOKUPP4args{}});
-
-    std::ifstream local(export_dir / "docs" / "hello.txt");
-    std::stringstream content;
-    content << local.rdbuf();
-    std::cout << "\nOn the server's disk, " << (export_dir / "docs" / "hello.txt").string() << " holds:\n"
-              << content.str();
-  }  // DESTROY_SESSION + DESTROY_CLIENTID
-
-  std::cout << "\n" << compounds << " COMPOUNDs above, plus EXCHANGE_ID, CREATE_SESSION, "
-            << "DESTROY_SESSION and DESTROY_CLIENTID.\n";
-
+  session_tour(server.url(), export_dir);
   client_api_tour(server.url());
   vectorized_tour(server.url());
 

@@ -105,6 +105,17 @@ struct compound_header {
   bool operator==(const compound_header&) const = default;
 };
 
+/// The fixed part of COMPOUND4res, for clients that decode result by result (a reply decoded
+/// as it arrives, READ payloads placed as they come): decode the header, then call
+/// decode_resop numres times. `numres` is the count as sent: the caller bounds it.
+struct compound_res_header {
+  nfsstat4 status{};
+  utf8str_cs tag;
+  std::uint32_t numres{};
+  VNFS_XDR_FIELDS(status, tag, numres)
+  bool operator==(const compound_res_header&) const = default;
+};
+
 /// Decoding stops after the first unsupported_op4 / illegal_op4, which ends argarray
 /// (the rest of the input is left unread).
 struct COMPOUND4args {

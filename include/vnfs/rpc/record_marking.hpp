@@ -23,9 +23,22 @@ inline constexpr std::size_t max_fragment_length = 0x7fffffffu;
 
 using fragment_header_bytes = std::array<std::byte, 4>;
 
+/// A fragment header: how many bytes follow, and whether they end the record.
+struct fragment_header {
+  std::size_t length = 0;
+  bool last = false;
+};
+
 inline fragment_header_bytes make_fragment_header(std::size_t length, bool last) {
   std::uint32_t v = static_cast<std::uint32_t>(length) | (last ? last_fragment_bit : 0u);
   return {std::byte(v >> 24), std::byte(v >> 16), std::byte(v >> 8), std::byte(v)};
+}
+
+/// The fragment header in the 4 bytes at `h`.
+inline fragment_header read_fragment_header(std::span<const std::byte, 4> h) {
+  std::uint32_t v = (std::uint32_t(h[0]) << 24) | (std::uint32_t(h[1]) << 16) | (std::uint32_t(h[2]) << 8) |
+                    std::uint32_t(h[3]);
+  return {v & ~last_fragment_bit, (v & last_fragment_bit) != 0};
 }
 
 /// An outgoing record ready for one gather write: `buffers` interleaves fragment headers
@@ -178,11 +191,10 @@ class record_assembler {
   }
 
   void start_fragment() {
-    std::uint32_t v = (std::uint32_t(header_[0]) << 24) | (std::uint32_t(header_[1]) << 16) |
-                      (std::uint32_t(header_[2]) << 8) | std::uint32_t(header_[3]);
+    const fragment_header h = read_fragment_header(header_);
     in_header_ = 0;
-    last_ = (v & last_fragment_bit) != 0;
-    frag_left_ = v & ~last_fragment_bit;
+    last_ = h.last;
+    frag_left_ = h.length;
     in_record_ = true;
     if (frag_left_ > max_record_ || filled_ + frag_left_ > max_record_) {
       failed_ = true;

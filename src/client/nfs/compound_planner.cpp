@@ -402,7 +402,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
 std::uint32_t max_transfer(const channel_attrs4& limits, bool reading) {
   std::size_t room = reading ? limits.ca_maxresponsesize : limits.ca_maxrequestsize;
   room = room > 4096 ? room - 4096 : 512;  // headers and the OPEN/CLOSE around the transfer
-  std::size_t n = std::min<std::size_t>(room, std::size_t(1) << 20);
+  std::size_t n = std::min<std::size_t>(room, max_io);
   return static_cast<std::uint32_t>(n >= 8192 ? n & ~std::size_t(4095) : n);
 }
 

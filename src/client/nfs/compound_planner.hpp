@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "client/nfs/session_engine.hpp"
+#include "client/result_size.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/vresult.hpp"
 
@@ -42,7 +43,7 @@ namespace vnfs::detail {
 struct planned_op {
   nfs4::nfs_argop4 op;
   std::size_t owner = 0;         ///< the caller's item it counts for
-  std::size_t reply_bytes = 64;  ///< upper estimate of its result's encoded size
+  std::size_t reply_bytes = small_result_estimate;  ///< upper estimate of its result's encoded size (result_size.hpp)
   /// Runs on the I/O thread with the operation's result when it succeeded, and whether the
   /// transport placed its payload in read_target (a READ's data then views the target;
   /// compound_reply::placed); an error it returns fails the owner (e.g. a reply longer than
@@ -105,7 +106,7 @@ void run_planned(session_engine& engine, const nfs4::nfs_fh4& root, std::size_t 
                  std::vector<planned_item> items, std::size_t n_owners, vresult* out, done_fn done);
 
 /// Largest READ or WRITE payload one operation moves under the session's limits (at most
-/// 1 MiB, leaving room for the rest of the COMPOUND).
+/// max_io, leaving room for the rest of the COMPOUND).
 std::uint32_t max_transfer(const nfs4::channel_attrs4& limits, bool reading);
 
 }  // namespace vnfs::detail

@@ -9,6 +9,7 @@
 #include "client/nfs/compound_planner.hpp"
 #include "client/nfs/nfs_open_file.hpp"
 #include "client/path.hpp"
+#include "client/result_size.hpp"
 #include "client/vector/attr_mask.hpp"
 #include "client/vector/item_runner.hpp"
 #include "vnfs/nfs4/attributes.hpp"
@@ -19,15 +20,7 @@ using namespace vnfs::nfs4;
 
 namespace {
 
-// Upper estimates of results' encoded sizes (status and fixed parts included).
-constexpr std::size_t getattr_reply = 512;  // every attr:: attribute, owners up to 128 bytes each
-constexpr std::size_t getfh_reply = 8 + NFS4_FHSIZE;
-constexpr std::size_t open_reply = 256;     // stateid, change_info, attrset, a delegation
-constexpr std::size_t readlink_reply = 8 + 4096;
-/// READDIR page size asked for (maxcount); dircount a quarter of it.
-constexpr count4 readdir_maxcount = 32768;
-
-planned_op make(nfs_argop4 a, std::size_t owner, std::size_t reply = 64,
+planned_op make(nfs_argop4 a, std::size_t owner, std::size_t reply = small_result_estimate,
                 std::function<std::error_code(nfs_resop4&)> on_ok = {}) {
   planned_op op{std::move(a), owner, reply};
   if (on_ok) op.on_ok = [f = std::move(on_ok)](nfs_resop4& r, bool) { return f(r); };
@@ -165,7 +158,7 @@ void compound_vectors::io(std::span<vio> items, bool writing, vresult* out, done
       if (v.flags & vio_flags::exclusive) flags |= O_EXCL;
       if (v.flags & vio_flags::truncate) flags |= O_TRUNC;
     }
-    it.ops.push_back(make(open_args(name, flags, v.mode, next_owner_()), i, open_reply));
+    it.ops.push_back(make(open_args(name, flags, v.mode, next_owner_()), i, open_result_estimate));
     if ((flags & O_TRUNC) && !(flags & O_CREAT)) it.ops.push_back(truncate_op(i));
     plan.push_back(std::move(it));
     group = plan.size() - 1;
@@ -260,12 +253,12 @@ void compound_vectors::vgetattrs(std::span<vattr> items, vresult* out, done_fn d
     } else {
       it = at_handle(to_fh(*a.file.handle()));
     }
-    it.ops.push_back(make(GETATTR4args{attr_request(a.mask)}, i, getattr_reply, [&a](nfs_resop4& r) -> std::error_code {
+    it.ops.push_back(make(GETATTR4args{attr_request(a.mask)}, i, getattr_result_estimate, [&a](nfs_resop4& r) -> std::error_code {
       copy_masked(to_stat(std::get<GETATTR4res>(r).resok4.obj_attributes), a.mask, a.stat);
       return {};
     }));
     if (a.mask & attr::handle)
-      it.ops.push_back(make(GETFH4args{}, i, getfh_reply, [&a](nfs_resop4& r) -> std::error_code {
+      it.ops.push_back(make(GETFH4args{}, i, getfh_result_estimate, [&a](nfs_resop4& r) -> std::error_code {
         const auto& fh = std::get<GETFH4res>(r).resok4.object;
         a.handle.bytes.assign(fh.begin(), fh.end());
         return {};
@@ -362,7 +355,7 @@ void compound_vectors::vreadlink(std::span<const std::string> paths, std::string
   for (std::size_t i = 0; i < paths.size(); ++i) {
     planned_item it = at_object(paths[i], i);
     it.touches.push_back(paths[i]);
-    it.ops.push_back(make(READLINK4args{}, i, readlink_reply, [t = &targets[i]](nfs_resop4& r) -> std::error_code {
+    it.ops.push_back(make(READLINK4args{}, i, readlink_result_estimate, [t = &targets[i]](nfs_resop4& r) -> std::error_code {
       *t = std::get<READLINK4res>(r).resok4.link;
       return {};
     }));
@@ -413,13 +406,13 @@ void compound_vectors::vopen(std::span<vopen_item> items, vresult* out, done_fn 
     vopen_item& v = items[i];
     std::string name;
     planned_item it = in_parent(v.path, name);
-    it.ops.push_back(make(open_args(name, v.flags, v.mode, next_owner_()), i, open_reply,
+    it.ops.push_back(make(open_args(name, v.flags, v.mode, next_owner_()), i, open_result_estimate,
                           [stateids, i](nfs_resop4& r) -> std::error_code {
                             (*stateids)[i] = std::get<OPEN4res>(r).resok4.stateid;
                             return {};
                           }));
     if ((v.flags & O_TRUNC) && !(v.flags & O_CREAT) && (v.flags & O_ACCMODE) != O_RDONLY) it.ops.push_back(truncate_op(i));
-    it.ops.push_back(make(GETFH4args{}, i, getfh_reply, [stateids, i, &v](nfs_resop4& r) -> std::error_code {
+    it.ops.push_back(make(GETFH4args{}, i, getfh_result_estimate, [stateids, i, &v](nfs_resop4& r) -> std::error_code {
       auto f = std::make_shared<nfs_open_file>();
       f->path = v.path;
       f->flags = v.flags;
@@ -485,7 +478,7 @@ void compound_vectors::vreaddir(std::span<dir_stream* const> dirs, unsigned mask
       a.dircount = readdir_maxcount / 4;
       a.maxcount = readdir_maxcount;
       a.attr_request = attr_request(mask);
-      it.ops.push_back(make(std::move(a), i, readdir_maxcount + 64, [d](nfs_resop4& r) -> std::error_code {
+      it.ops.push_back(make(std::move(a), i, readdir_result_estimate, [d](nfs_resop4& r) -> std::error_code {
         const auto& ok = std::get<READDIR4res>(r).resok4;
         for (const auto& e : ok.reply.entries) {
           d->entries.push_back(dir_entry{e.name, to_stat(e.attrs)});
@@ -554,17 +547,17 @@ struct scopy_run : std::enable_shared_from_this<scopy_run> {
                          bool source) {
     std::string name;
     planned_item it = in_parent(path, name);
-    it.ops.push_back(make(open_args(name, flags, create_mode, next_owner()), i, open_reply, [&o](nfs_resop4& r) -> std::error_code {
+    it.ops.push_back(make(open_args(name, flags, create_mode, next_owner()), i, open_result_estimate, [&o](nfs_resop4& r) -> std::error_code {
       o.sid = std::get<OPEN4res>(r).resok4.stateid;
       o.open = true;
       return {};
     }));
-    it.ops.push_back(make(GETFH4args{}, i, getfh_reply, [&o](nfs_resop4& r) -> std::error_code {
+    it.ops.push_back(make(GETFH4args{}, i, getfh_result_estimate, [&o](nfs_resop4& r) -> std::error_code {
       o.fh = std::get<GETFH4res>(r).resok4.object;
       return {};
     }));
     if (source)
-      it.ops.push_back(make(GETATTR4args{attr_request(attr::mode)}, i, getattr_reply, [this, i](nfs_resop4& r) -> std::error_code {
+      it.ops.push_back(make(GETATTR4args{attr_request(attr::mode)}, i, getattr_result_estimate, [this, i](nfs_resop4& r) -> std::error_code {
         mode[i] = to_stat(std::get<GETATTR4res>(r).resok4.obj_attributes).mode;
         return {};
       }));

@@ -18,6 +18,7 @@
 #include "client/memory/registration.hpp"
 #include "client/nfs/session_engine.hpp"
 #include "client/path.hpp"
+#include "client/result_size.hpp"
 #include "transport/rdma/fabric.hpp"
 #include "vnfs/nfs4/attributes.hpp"
 
@@ -26,10 +27,6 @@ namespace vnfs::detail {
 using namespace vnfs::nfs4;
 
 namespace {
-
-/// Largest READ or WRITE payload in one operation; longer requests are short (as POSIX
-/// allows for pread/pwrite).
-constexpr std::uint32_t max_io = 1u << 20;
 
 fattr4 mode_attr(std::uint32_t mode) {
   attributes a;
@@ -337,8 +334,8 @@ class nfs_backend final : public backend {
       READDIR4args a;
       a.cookie = d->cookie;
       for (std::size_t i = 0; i < 8; ++i) a.cookieverf[i] = std::byte(d->verifier >> (8 * i));
-      a.dircount = 16384;
-      a.maxcount = 65536;
+      a.dircount = scalar_readdir_maxcount / 4;
+      a.maxcount = scalar_readdir_maxcount;
       a.attr_request = stat_request();
       engine_.submit({PUTFH4args{w.fh}, a}, [d, done](std::error_code ec2, compound_reply& r) {
         if ((ec2 = outcome(ec2, r))) return done(ec2, 0);

@@ -79,7 +79,8 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
     if (plan && plan->targets.size() == 1) rc.read_target = plan->targets[0];
     rc.max_reply = max_reply;
     std::weak_ptr<rdma_channel> weak = weak_from_this();
-    client_->call(std::move(rc), [weak, g = gen_, xid](std::error_code ec, rdma::rpc_result r) {
+    std::weak_ptr<const read_plan> weak_plan = plan;  // (kept weakly, as rpc_channel::send says)
+    client_->call(std::move(rc), [weak, g = gen_, xid, weak_plan](std::error_code ec, rdma::rpc_result r) {
       auto self = weak.lock();
       if (!self || g != self->gen_) return;
       if (ec) {
@@ -89,13 +90,13 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
         return;
       }
       self->wc_.received += r.record.size();
-      std::vector<direct_piece> pieces;
-      if (r.direct) {
+      reply_decoder decoder(weak_plan.lock());
+      if (r.direct) {  // the server wrote the (only) READ's payload into its target
         self->wc_.received += *r.direct;
         self->wc_.direct += *r.direct;
-        pieces.push_back(direct_piece{0, direct_piece::anywhere, *r.direct, 0});
+        decoder.placed_elsewhere(0, *r.direct);
       }
-      self->ev_.on_reply(xid, std::move(r.record), std::move(pieces));
+      self->ev_.on_reply(xid, std::move(r.record), std::move(decoder));
     });
   }
 

@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -16,41 +15,19 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "client/nfs/reply_decoder.hpp"
 #include "vnfs/xdr/encoder.hpp"
 
 namespace vnfs::detail {
 
 struct registration;
 
-/// Where the READ payloads of a call may be received, and how much of its reply can safely
-/// be received before each.
-struct read_plan {
-  /// Per READ of the COMPOUND, in order: where its payload may be placed when it fits (an
-  /// empty span: not that one).
-  std::vector<std::span<std::byte>> targets;
-  /// Per READ: a lower bound of the offset of its payload in the reply record (from the
-  /// xid, less the payloads placed before it), were every result before it successful.
-  /// Receiving up to there never reads into that payload (a failed result ends the reply).
-  std::vector<std::size_t> earliest;
-};
-
-/// The payload of one READ result that went straight into the call's read target instead
-/// of into the reply record.
-struct direct_piece {
-  static constexpr std::size_t anywhere = SIZE_MAX;
-  std::size_t read_index = 0;  ///< which READ of the COMPOUND (0 = the first), and so which target
-  /// Where in the record the payload was cut out (right after its length), or `anywhere`:
-  /// after the length of the read_index-th READ result, wherever that is.
-  std::size_t at = anywhere;
-  std::uint32_t len = 0;       ///< payload bytes, now at the start of the target
-  std::uint32_t skip = 0;      ///< bytes left in the record at `at` that belong to it (XDR padding)
-};
-
 /// What a channel tells its engine. All run on the engine's I/O thread.
 struct channel_events {
-  /// A reply. `record` is the RPC reply (after the xid's record mark) less the READ
-  /// payloads listed in `direct`, which are in the call's read targets, in order.
-  std::function<void(std::uint32_t xid, std::vector<std::byte> record, std::vector<direct_piece> direct)> on_reply;
+  /// A reply. `record` is the RPC reply (from the xid on) less the READ payloads placed in
+  /// the call's read targets; `decoder` has decoded what the channel needed to place them
+  /// and knows which it placed: its finish() decodes the rest, once.
+  std::function<void(std::uint32_t xid, std::vector<std::byte> record, reply_decoder decoder)> on_reply;
   /// A call the transport refused (RPC-over-RDMA's RDMA_ERROR): it gets no reply.
   std::function<void(std::uint32_t xid, std::error_code)> on_call_failed;
   /// The connection broke: once per successful connect(), never after close().

@@ -1,541 +1,168 @@
-#include "client/nfs/session_engine.hpp"
+// vnfs client, nfs backend: session_engine's front (submit, close, stats) and the path of a
+// call: a free slot and its SEQUENCE, the encoded call to the channel, the reply back and
+// what its SEQUENCE result says of the slot. The other concerns: session_engine_impl.hpp.
+#include "client/nfs/session_engine_impl.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <deque>
-#include <future>
-#include <map>
-#include <mutex>
-#include <thread>
 
-#include <utility>  // before Asio (Boost 1.74)
-#include <boost/asio.hpp>
-
-#include "client/nfs/reply_bound.hpp"
-#include "client/nfs/result_size.hpp"
-#include "client/nfs/rpc_channel.hpp"
+#include "client/result_size.hpp"
 #include "vnfs/error.hpp"
-#include "vnfs/rpc/message.hpp"
 
 namespace vnfs::detail {
 
-namespace asio = boost::asio;
 using nfs4::nfsstat4;
-using clock_type = std::chrono::steady_clock;
 
-namespace {
-
-struct call {
-  std::vector<nfs4::nfs_argop4> ops;  // ops[0] is SEQUENCE when `sequenced`
-  compound_done done;
-  std::vector<std::span<std::byte>> read_targets;  // see session_engine::submit
-  /// Where this transmission's READ payloads may be placed (null without read targets): a
-  /// new plan for each xid (encode()), which the channel holds weakly, so a reply to an xid
-  /// given up on finds no plan to place into.
-  std::shared_ptr<const read_plan> reads;
-  std::vector<std::shared_ptr<registration>> registered;  // regions the payloads lie in
-  bool cachethis = false;  // ask the server to cache the reply (calls that must not run twice)
-  bool sequenced = true;
-  std::uint32_t slot = 0;
-  std::uint32_t xid = 0;
-  std::shared_ptr<xdr::encoder> request;  // RPC call; references WRITE data (zero-copy)
-};
-
-/// The read plan of a COMPOUND whose ops[0] is (or will be) SEQUENCE.
-read_plan plan_reads(const std::vector<nfs4::nfs_argop4>& ops, std::vector<std::span<std::byte>> targets) {
-  read_plan p;
-  p.targets = std::move(targets);
-  // xid, reply header with an empty verifier (20), COMPOUND status, empty tag, count (12),
-  // SEQUENCE4resok (44).
-  std::size_t at = 4 + 20 + 12 + 44;
-  for (std::size_t i = 1; i < ops.size(); ++i) {
-    at += least_ok_result_size(nfs4::opnum_of(ops[i]));
-    if (std::holds_alternative<nfs4::READ4args>(ops[i])) p.earliest.push_back(at);
-  }
-  return p;
+void session_engine::impl::encode(session_call& c) {
+  const std::uint32_t xid = next_xid++;
+  if (next_xid == 0) next_xid = 1;
+  encode_call(c, xid, credential);
 }
 
-/// Whether running the COMPOUND twice has the effect of running it once. Only the replies
-/// of the others need the server's reply cache: a READ of 1 MiB does not fit in it (the
-/// server answers NFS4ERR_REP_TOO_BIG_TO_CACHE when asked to cache it).
-bool idempotent(const std::vector<nfs4::nfs_argop4>& ops) {
-  for (std::size_t i = 1; i < ops.size(); ++i) {
-    if (!std::holds_alternative<nfs4::PUTFH4args>(ops[i]) && !std::holds_alternative<nfs4::PUTROOTFH4args>(ops[i]) &&
-        !std::holds_alternative<nfs4::LOOKUP4args>(ops[i]) && !std::holds_alternative<nfs4::GETFH4args>(ops[i]) &&
-        !std::holds_alternative<nfs4::GETATTR4args>(ops[i]) && !std::holds_alternative<nfs4::READ4args>(ops[i]) &&
-        !std::holds_alternative<nfs4::READLINK4args>(ops[i]) && !std::holds_alternative<nfs4::READDIR4args>(ops[i]))
-      return false;
+/// WRITE payload leaves by reference (scatter-gather) except tiny pieces the encoder
+/// copies; the counters say which.
+void session_engine::impl::count_write_payload(const session_call& c) {
+  const std::size_t payload = write_payload_bytes(c.ops);
+  n_direct += c.request->referenced_bytes();
+  n_copied += payload - c.request->referenced_bytes();
+}
+
+void session_engine::impl::send(std::unique_ptr<session_call> c) {
+  std::uint32_t xid = c->xid;
+  n_compounds++;
+  n_ops += c->ops.size();
+  inflight[xid] = std::move(c);
+  if (connected) to_write.push_back(xid);
+  last_send = clock_type::now();
+  write_next();
+}
+
+void session_engine::impl::write_next() {
+  while (connected && !to_write.empty()) {
+    auto it = inflight.find(to_write.front());
+    to_write.pop_front();
+    if (it == inflight.end()) continue;  // answered or failed meanwhile
+    const session_call& c = *it->second;
+    std::size_t limit = have_session ? fore.ca_maxresponsesize : reply_size_cap;
+    channel->send(c.xid, c.request, c.reads, c.registered,
+                  std::min(reply_size_bound(c.ops), limit));
   }
+}
+
+/// Assigns free slots to waiting calls.
+void session_engine::impl::pump() {
+  if (!have_session || recovering || closing || reclaiming) return;
+  while (!waiting.empty() && pump_front()) {
+  }
+}
+
+/// Sends the first waiting call on a free slot; false if none is free.
+bool session_engine::impl::pump_front() {
+  const std::optional<std::uint32_t> s = slots.acquire();
+  if (!s) return false;
+  auto c = std::move(waiting.front());
+  waiting.pop_front();
+  c->slot = *s;
+  // Replies to non-idempotent calls may be needed for a retransmission; the others are
+  // sent again as new requests (NFS4ERR_RETRY_UNCACHED_REP in finish_sequenced).
+  c->ops[0] = slots.sequence(*s, sessionid, c->cachethis);
+  encode(*c);
+  count_write_payload(*c);
+  send(std::move(c));
   return true;
 }
 
-struct slot_state {
-  nfs4::sequenceid4 seqid = 0;
-  bool busy = false;
-};
+void session_engine::impl::send_sessionless(std::vector<nfs4::nfs_argop4> ops, compound_done done) {
+  auto c = std::make_unique<session_call>();
+  c->ops = std::move(ops);
+  c->done = std::move(done);
+  c->sequenced = false;
+  encode(*c);
+  send(std::move(c));
+}
 
-}  // namespace
+channel_events session_engine::impl::events() {
+  channel_events ev;
+  std::weak_ptr<impl> weak = weak_from_this();
+  ev.on_reply = [weak](std::uint32_t xid, std::vector<std::byte> record, reply_decoder decoder) {
+    if (auto self = weak.lock()) self->on_record(xid, std::move(record), std::move(decoder));
+  };
+  ev.on_call_failed = [weak](std::uint32_t xid, std::error_code ec) {
+    if (auto self = weak.lock()) self->on_call_failed(xid, ec);
+  };
+  ev.on_lost = [weak](std::error_code ec) {
+    if (auto self = weak.lock()) self->connection_lost(ec);
+  };
+  return ev;
+}
 
-struct session_engine::impl : std::enable_shared_from_this<impl> {
-  explicit impl(settings s) : cfg(std::move(s)), work(io.get_executor()) {}
+/// The transport refused a call (RPC-over-RDMA's RDMA_ERROR): it fails alone.
+void session_engine::impl::on_call_failed(std::uint32_t xid, std::error_code ec) {
+  auto it = inflight.find(xid);
+  if (it == inflight.end()) return;
+  std::unique_ptr<session_call> c = std::move(it->second);
+  inflight.erase(it);
+  compound_reply empty;
+  if (!c->sequenced) return c->done(ec, empty);
+  finish_sequenced(std::move(c), ec, empty);
+}
 
-  settings cfg;
-  asio::io_context io;
-  asio::executor_work_guard<asio::io_context::executor_type> work;
-  std::thread thread;
-  std::shared_ptr<rpc_channel> channel;  // TCP or RPC-over-RDMA (settings::rdma_provider)
-  asio::steady_timer renew_timer{io};
-  asio::steady_timer reconnect_timer{io};
-
-  // Session state: touched only on the I/O thread once it runs.
-  nfs4::clientid4 clientid = 0;
-  nfs4::sequenceid4 create_seq = 0;
-  nfs4::sessionid4 sessionid{};
-  bool have_session = false;
-  std::vector<slot_state> slots;
-  std::uint32_t usable_slots = 0;
-  std::deque<std::unique_ptr<call>> waiting;
-  std::map<std::uint32_t, std::unique_ptr<call>> inflight;
-  std::deque<std::uint32_t> to_write;  // xids
-  bool connected = false;
-  bool recovering = false;
-  bool closing = false;
-  std::uint32_t next_xid = 1;
-  clock_type::time_point last_send = clock_type::now();
-  clock_type::time_point lost_at{};
-  std::chrono::seconds lease{90};
-  std::string owner;
-  std::uint64_t boot_verifier = 0;  // EXCHANGE_ID's co_verifier: this client instance
-  nfs4::channel_attrs4 fore{};      // as CREATE_SESSION granted (written under limits_mu)
-  mutable std::mutex limits_mu;     // fore is read by other threads (limits())
-  std::uint32_t ops_cap = UINT32_MAX;  // operations per COMPOUND the server really takes (limits_mu)
-  std::error_code last_error;       // of the lost connection, for what fails after retries
-  bool reclaiming = false;  // RECLAIM_COMPLETE of a new client ID in flight: others wait
-
-  std::mutex submit_mu;  // orders submit() against the end of the I/O thread
-  bool stopped = false;  // guarded by submit_mu
-
-  // Counters, read from any thread.
-  std::atomic<std::uint64_t> n_compounds{0}, n_ops{0}, n_sent{0}, n_received{0}, n_copied{0},
-      n_direct{0}, n_reconnects{0}, n_retrans{0};
-
-  // ---- sending -------------------------------------------------------------------------
-
-  rpc::opaque_auth credential() const {
-    rpc::authsys_parms p;
-    p.machinename = "vnfs";
-    p.uid = cfg.uid;
-    p.gid = cfg.gid;
-    p.gids = cfg.gids;
-    return rpc::make_authsys(p);
-  }
-
-  void encode(call& c) {
-    c.xid = next_xid++;
-    if (next_xid == 0) next_xid = 1;
-    c.request = std::make_shared<xdr::encoder>();  // a new one: the channel may still hold the old
-    xdr::encoder& e = *c.request;
-    rpc::call_header h{c.xid, nfs4::NFS4_PROGRAM, nfs4::NFS_V4, nfs4::NFSPROC4_COMPOUND, credential(), {}};
-    rpc::encode_call(e, h);
-    xdr::encode(e, std::string());  // tag
-    // Minor version 1, or 2 for a COMPOUND that needs an NFSv4.2 operation (COPY).
-    const bool v42 = std::any_of(c.ops.begin(), c.ops.end(),
-                                 [](const nfs4::nfs_argop4& op) { return std::holds_alternative<nfs4::COPY4args>(op); });
-    e.put_u32(v42 ? 2 : 1);
-    e.put_u32(static_cast<std::uint32_t>(c.ops.size()));
-    for (const auto& op : c.ops) nfs4::encode_argop(e, op);
-    c.reads = c.read_targets.empty() ? nullptr : std::make_shared<const read_plan>(plan_reads(c.ops, c.read_targets));
-  }
-
-  /// WRITE payload leaves by reference (scatter-gather) except tiny pieces the encoder
-  /// copies; the counters say which.
-  void count_write_payload(const call& c) {
-    std::size_t payload = 0;
-    for (const auto& op : c.ops)
-      if (auto* w = std::get_if<nfs4::WRITE4args>(&op)) payload += w->data.size();
-    n_direct += c.request->referenced_bytes();
-    n_copied += payload - c.request->referenced_bytes();
-  }
-
-  void send(std::unique_ptr<call> c) {
-    std::uint32_t xid = c->xid;
-    n_compounds++;
-    n_ops += c->ops.size();
-    inflight[xid] = std::move(c);
-    if (connected) to_write.push_back(xid);
-    last_send = clock_type::now();
-    write_next();
-  }
-
-  void write_next() {
-    while (connected && !to_write.empty()) {
-      auto it = inflight.find(to_write.front());
-      to_write.pop_front();
-      if (it == inflight.end()) continue;  // answered or failed meanwhile
-      const call& c = *it->second;
-      std::size_t limit = have_session ? fore.ca_maxresponsesize : reply_size_cap;
-      channel->send(c.xid, c.request, c.reads, c.registered,
-                    std::min(reply_size_bound(c.ops), limit));
-    }
-  }
-
-  /// Assigns free slots to waiting calls.
-  void pump() {
-    if (!have_session || recovering || closing || reclaiming) return;
-    while (!waiting.empty() && pump_front()) {
-    }
-  }
-
-  /// Sends the first waiting call on a free slot; false if none is free.
-  bool pump_front() {
-    {
-      std::uint32_t s = 0;
-      while (s < usable_slots && slots[s].busy) ++s;
-      if (s == usable_slots) return false;
-      auto c = std::move(waiting.front());
-      waiting.pop_front();
-      slots[s].busy = true;
-      c->slot = s;
-      nfs4::SEQUENCE4args seq;
-      seq.sa_sessionid = sessionid;
-      seq.sa_sequenceid = slots[s].seqid + 1;
-      seq.sa_slotid = s;
-      seq.sa_highest_slotid = usable_slots - 1;
-      // Replies to non-idempotent calls may be needed for a retransmission; the others are
-      // sent again as new requests (NFS4ERR_RETRY_UNCACHED_REP below).
-      seq.sa_cachethis = c->cachethis;
-      c->ops[0] = seq;
-      encode(*c);
-      count_write_payload(*c);
-      send(std::move(c));
-    }
-    return true;
-  }
-
-  void send_sessionless(std::vector<nfs4::nfs_argop4> ops, compound_done done) {
-    auto c = std::make_unique<call>();
-    c->ops = std::move(ops);
-    c->done = std::move(done);
-    c->sequenced = false;
-    encode(*c);
-    send(std::move(c));
-  }
-
-  // ---- receiving -----------------------------------------------------------------------
-
-  channel_events events() {
-    channel_events ev;
-    std::weak_ptr<impl> weak = weak_from_this();
-    ev.on_reply = [weak](std::uint32_t xid, std::vector<std::byte> record, std::vector<direct_piece> direct) {
-      if (auto self = weak.lock()) self->on_record(xid, std::move(record), direct);
-    };
-    ev.on_call_failed = [weak](std::uint32_t xid, std::error_code ec) {
-      if (auto self = weak.lock()) self->on_call_failed(xid, ec);
-    };
-    ev.on_lost = [weak](std::error_code ec) {
-      if (auto self = weak.lock()) self->connection_lost(ec);
-    };
-    return ev;
-  }
-
-  /// The transport refused a call (RPC-over-RDMA's RDMA_ERROR): it fails alone.
-  void on_call_failed(std::uint32_t xid, std::error_code ec) {
-    auto it = inflight.find(xid);
-    if (it == inflight.end()) return;
-    std::unique_ptr<call> c = std::move(it->second);
-    inflight.erase(it);
-    compound_reply empty;
-    if (!c->sequenced) return c->done(ec, empty);
-    finish_sequenced(std::move(c), ec, empty);
-  }
-
-  /// A whole reply: `record` less the READ payloads `direct` lists (in record order), which
-  /// are in the call's read targets.
-  void on_record(std::uint32_t xid, std::vector<std::byte> record, const std::vector<direct_piece>& direct) {
-    auto it = inflight.find(xid);
-    if (it == inflight.end()) return;  // a reply to a call already failed (closing): drop it
-    std::unique_ptr<call> c = std::move(it->second);
-    inflight.erase(it);
-    compound_reply reply;
-    reply.buffer = std::move(record);
-    std::error_code ec;
-    try {
-      xdr::decoder d(reply.buffer);
-      auto h = rpc::decode_reply(d);
-      if (!h.is_success()) throw rpc::reply_error(h);
-      reply.res.status = static_cast<nfsstat4>(d.get_u32());
-      reply.res.tag = d.get_string(nfs4::NFS4_OPAQUE_LIMIT);
-      std::uint32_t n = d.get_count(1024, 4);
-      auto piece = direct.begin();
-      std::size_t reads = 0;  // READ results decoded so far
-      for (std::uint32_t i = 0; i < n; ++i) {
-        // A READ result is opnum, status, eof and length (16 bytes), then the payload.
-        bool placed_here = false;
-        if (piece != direct.end() && piece->at != direct_piece::anywhere) {
-          placed_here = d.position() + 16 == piece->at;
-        } else if (piece != direct.end()) {
-          xdr::decoder peek = d;
-          placed_here = reads == piece->read_index && peek.remaining() >= 4 &&
-                        peek.get_u32() == static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_READ);
-        }
-        if (placed_here) {
-          nfs4::READ4res r;
-          if (d.get_u32() != static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_READ) || reads != piece->read_index ||
-              !c->reads || piece->read_index >= c->reads->targets.size())
-            throw xdr::decode_error("misplaced READ payload");
-          r.status = static_cast<nfsstat4>(d.get_u32());
-          r.resok4.eof = d.get_bool();
-          if (r.status != nfsstat4::NFS4_OK || d.get_u32() != piece->len ||
-              piece->len > c->reads->targets[piece->read_index].size())
-            throw xdr::decode_error("misplaced READ payload");
-          r.resok4.data = c->reads->targets[piece->read_index].first(piece->len);
-          d.skip(piece->skip);
-          reply.res.resarray.push_back(std::move(r));
-          reply.placed.push_back(true);
-          ++piece;
-        } else {
-          reply.res.resarray.push_back(nfs4::decode_resop(d));
-          reply.placed.push_back(false);
-        }
-        if (std::holds_alternative<nfs4::READ4res>(reply.res.resarray.back())) ++reads;
-      }
-      if (piece != direct.end()) throw xdr::decode_error("READ payload without its result");
-    } catch (const rpc::reply_error&) {
-      ec = make_error_code(errc::protocol_error);
-    } catch (const xdr::decode_error&) {
-      ec = make_error_code(errc::protocol_error);
-    }
-    if (!c->sequenced) {
-      c->done(ec, reply);
-      return;
-    }
-    finish_sequenced(std::move(c), ec, reply);
-  }
-
-  void finish_sequenced(std::unique_ptr<call> c, std::error_code ec, compound_reply& reply) {
-    slot_state& sl = slots[c->slot];
-    const nfs4::SEQUENCE4res* seq =
-        reply.res.resarray.empty() ? nullptr : std::get_if<nfs4::SEQUENCE4res>(&reply.res.resarray[0]);
-    // A COMPOUND refused whole, before its SEQUENCE ran (the slot is unchanged): its status.
-    if (!ec && seq == nullptr)
-      ec = reply.res.status != nfsstat4::NFS4_OK ? std::error_code(reply.res.status) : make_error_code(errc::protocol_error);
-    if (!ec && seq->status == nfsstat4::NFS4ERR_DELAY) {
-      // The server is still working on this slot: the same request again, a bit later.
-      auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(20));
-      auto held = std::shared_ptr<call>(std::move(c));
-      timer->async_wait([self = shared_from_this(), timer, held](boost::system::error_code) {
-        auto again = std::make_unique<call>(std::move(*held));
-        self->encode(*again);
-        self->n_retrans++;
-        self->send(std::move(again));
-      });
-      return;
-    }
-    if (!ec && seq->status == nfsstat4::NFS4ERR_RETRY_UNCACHED_REP && !c->cachethis) {
-      // A retransmission of a call that ran but was not cached: the slot has moved on to
-      // this sequence id; run the call again as the slot's next request.
-      sl.seqid = std::get<nfs4::SEQUENCE4args>(c->ops[0]).sa_sequenceid;
-      sl.busy = false;
-      n_retrans++;
-      waiting.push_front(std::move(c));
-      return pump();
-    }
-    if (!ec && (seq->status == nfsstat4::NFS4ERR_BADSESSION || seq->status == nfsstat4::NFS4ERR_DEADSESSION)) {
-      sl.busy = false;
-      waiting.push_front(std::move(c));
-      return recover_session();
-    }
-    if (!ec && seq->status == nfsstat4::NFS4_OK) {
-      sl.seqid = seq->resok4.sr_sequenceid;
-      std::uint32_t target = seq->resok4.sr_target_highest_slotid + 1;
-      usable_slots = std::clamp<std::uint32_t>(target, 1, static_cast<std::uint32_t>(slots.size()));
-    }
-    sl.busy = false;
+/// A whole reply: `record` less the READ payloads the channel placed, which `decoder`
+/// knows of, having decoded the results before them.
+void session_engine::impl::on_record(std::uint32_t xid, std::vector<std::byte> record, reply_decoder decoder) {
+  auto it = inflight.find(xid);
+  if (it == inflight.end()) return;  // a reply to a call already failed (closing): drop it
+  std::unique_ptr<session_call> c = std::move(it->second);
+  inflight.erase(it);
+  compound_reply reply;
+  const std::error_code ec = decoder.finish(std::move(record), reply);
+  if (!c->sequenced) {
     c->done(ec, reply);
-    pump();
+    return;
   }
+  finish_sequenced(std::move(c), ec, reply);
+}
 
-  // ---- connection loss, reconnection, session recovery ---------------------------------
-
-  void connection_lost(std::error_code ec) {
-    if (!connected) return;
-    connected = false;
-    to_write.clear();
-    channel->close();
-    if (closing) return;
-    lost_at = clock_type::now();
-    last_error = ec;
-    reconnect();
-  }
-
-  void reconnect() {
-    if (clock_type::now() - lost_at > cfg.reconnect_for) return fail_all(last_error);
-    channel->connect([self = shared_from_this()](std::error_code ec) {
-      if (self->closing) return;
-      if (ec) return self->retry_reconnect();
-      self->connected = true;
-      self->n_reconnects++;
-      self->rebind();
+void session_engine::impl::finish_sequenced(std::unique_ptr<session_call> c, std::error_code ec, compound_reply& reply) {
+  const nfs4::SEQUENCE4res* seq =
+      reply.res.resarray.empty() ? nullptr : std::get_if<nfs4::SEQUENCE4res>(&reply.res.resarray[0]);
+  // A COMPOUND refused whole, before its SEQUENCE ran (the slot is unchanged): its status.
+  if (!ec && seq == nullptr)
+    ec = reply.res.status != nfsstat4::NFS4_OK ? std::error_code(reply.res.status) : make_error_code(errc::protocol_error);
+  if (!ec && seq->status == nfsstat4::NFS4ERR_DELAY) {
+    // The server is still working on this slot: the same request again, a bit later.
+    auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::milliseconds(20));
+    auto held = std::shared_ptr<session_call>(std::move(c));
+    timer->async_wait([self = shared_from_this(), timer, held](boost::system::error_code) {
+      auto again = std::make_unique<session_call>(std::move(*held));
+      self->encode(*again);
+      self->n_retrans++;
+      self->send(std::move(again));
     });
+    return;
   }
-
-  void retry_reconnect() {
-    reconnect_timer.expires_after(std::chrono::milliseconds(100));
-    reconnect_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
-      if (!ec && !self->closing) self->reconnect();
-    });
-  }
-
-  /// A new connection: bind it to the session, then retransmit what was in flight on the
-  /// same slots and sequence ids, so the reply cache answers what already ran.
-  void rebind() {
-    if (!have_session) return establish_session(nullptr);
-    nfs4::BIND_CONN_TO_SESSION4args b{sessionid, nfs4::channel_dir_from_client4::CDFC4_FORE, false};
-    // Only the calls that were in flight before this BIND are retransmissions.
-    std::vector<std::uint32_t> resend;
-    for (auto& [xid, c] : inflight) resend.push_back(xid);
-    send_sessionless({b}, [self = shared_from_this(), resend](std::error_code ec, compound_reply& r) {
-      if (!ec && r.res.status == nfsstat4::NFS4_OK) {
-        for (auto xid : resend) {
-          if (!self->inflight.count(xid)) continue;
-          self->n_retrans++;
-          self->n_compounds++;
-          self->to_write.push_back(xid);
-        }
-        self->write_next();
-        return self->pump();
-      }
-      self->recover_session();
-    });
-  }
-
-  /// The server lost the session (restarted): a new client ID and session; everything
-  /// sequenced that was in flight is queued again for new slots.
-  void recover_session() {
-    if (recovering) return;
-    recovering = true;
-    have_session = false;
-    std::vector<std::uint32_t> requeue;
-    for (auto& [xid, c] : inflight)
-      if (c->sequenced) requeue.push_back(xid);
-    for (auto it = requeue.rbegin(); it != requeue.rend(); ++it) {
-      waiting.push_front(std::move(inflight[*it]));
-      inflight.erase(*it);
-    }
-    for (auto& s : slots) s = slot_state{};
-    establish_session(nullptr);
-  }
-
-  void establish_session(std::promise<void>* ready) {
-    nfs4::EXCHANGE_ID4args ex;
-    auto b = reinterpret_cast<const std::byte*>(owner.data());
-    ex.eia_clientowner.co_ownerid.assign(b, b + owner.size());
-    for (std::size_t i = 0; i < 8; ++i) ex.eia_clientowner.co_verifier[i] = std::byte(boot_verifier >> (8 * i));
-    ex.eia_flags = nfs4::EXCHGID4_FLAG_USE_NON_PNFS;
-    send_sessionless({ex}, [self = shared_from_this(), ready](std::error_code ec, compound_reply& r) {
-      auto* res = r.res.resarray.empty() ? nullptr : std::get_if<nfs4::EXCHANGE_ID4res>(&r.res.resarray[0]);
-      if (!ec && (res == nullptr || res->status != nfsstat4::NFS4_OK))
-        ec = res ? std::error_code(res->status) : make_error_code(errc::protocol_error);
-      if (ec) return self->session_failed(ec, ready);
-      self->clientid = res->resok4.eir_clientid;
-      self->create_seq = res->resok4.eir_sequenceid;
-      self->create_session(ready);
-    });
-  }
-
-  void create_session(std::promise<void>* ready) {
-    nfs4::CREATE_SESSION4args cs;
-    cs.csa_clientid = clientid;
-    cs.csa_sequence = create_seq;
-    cs.csa_fore_chan_attrs = {0, 4u << 20 | 64u << 10, 4u << 20 | 64u << 10, 1u << 20, cfg.max_operations, cfg.slots,
-                              std::nullopt};
-    cs.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, std::nullopt};
-    cs.csa_cb_program = 0x40000000;
-    nfs4::callback_sec_parms4 none;
-    none.cb_secflavor = nfs4::AUTH_NONE;
-    cs.csa_sec_parms.push_back(none);
-    send_sessionless({cs}, [self = shared_from_this(), ready](std::error_code ec, compound_reply& r) {
-      auto* res = r.res.resarray.empty() ? nullptr : std::get_if<nfs4::CREATE_SESSION4res>(&r.res.resarray[0]);
-      if (!ec && (res == nullptr || res->status != nfsstat4::NFS4_OK))
-        ec = res ? std::error_code(res->status) : make_error_code(errc::protocol_error);
-      if (ec) return self->session_failed(ec, ready);
-      self->sessionid = res->resok4.csr_sessionid;
-      {
-        std::lock_guard lock(self->limits_mu);
-        self->fore = res->resok4.csr_fore_chan_attrs;
-      }
-      self->slots.assign(std::max<std::uint32_t>(1, self->fore.ca_maxrequests), slot_state{});
-      self->usable_slots = static_cast<std::uint32_t>(self->slots.size());
-      self->have_session = true;
-      self->recovering = false;
-      self->reclaim_complete(ready);
-    });
-  }
-
-  /// A new client ID has nothing to reclaim: RECLAIM_COMPLETE before anything else, or a
-  /// server in its grace period refuses non-reclaim OPENs with NFS4ERR_GRACE (RFC 8881
-  /// §18.51.3). Other calls wait until its reply; its status does not matter
-  /// (NFS4ERR_COMPLETE_ALREADY after a session-only recovery).
-  void reclaim_complete(std::promise<void>* ready) {
-    auto c = std::make_unique<call>();
-    c->ops = {nfs4::nfs_argop4{}, nfs4::RECLAIM_COMPLETE4args{false}};
-    c->done = [self = shared_from_this(), ready](std::error_code, compound_reply&) {
-      self->reclaiming = false;
-      if (ready) ready->set_value();
-    };
-    reclaiming = true;
+  if (!ec && seq->status == nfsstat4::NFS4ERR_RETRY_UNCACHED_REP && !c->cachethis) {
+    // A retransmission of a call that ran but was not cached: the slot has moved on to
+    // this sequence id; run the call again as the slot's next request.
+    slots.moved_on(c->slot, std::get<nfs4::SEQUENCE4args>(c->ops[0]).sa_sequenceid);
+    slots.release(c->slot);
+    n_retrans++;
     waiting.push_front(std::move(c));
-    pump_front();
+    return pump();
   }
-
-  void session_failed(std::error_code ec, std::promise<void>* ready) {
-    recovering = false;
-    if (ready) return ready->set_exception(std::make_exception_ptr(std::system_error(ec, "vnfs: session set-up")));
-    fail_all(ec);
+  if (!ec && (seq->status == nfsstat4::NFS4ERR_BADSESSION || seq->status == nfsstat4::NFS4ERR_DEADSESSION)) {
+    slots.release(c->slot);
+    waiting.push_front(std::move(c));
+    return recover_session();
   }
-
-  /// Completes everything queued and in flight with `ec`.
-  void fail_all(std::error_code ec) {
-    // A call in flight may be having its READ payload received into the caller's memory,
-    // which is the caller's again once the call completes: the connection goes first.
-    const bool receiving =
-        std::any_of(inflight.begin(), inflight.end(), [](const auto& e) { return e.second->reads != nullptr; });
-    if (connected && receiving) {
-      connected = false;
-      channel->close();
-    }
-    auto queued = std::move(waiting);
-    auto running = std::move(inflight);
-    waiting.clear();
-    inflight.clear();
-    for (auto& s : slots) s.busy = false;
-    for (auto& c : queued) {
-      compound_reply empty;
-      c->done(ec, empty);
-    }
-    for (auto& [xid, c] : running) {
-      compound_reply empty;
-      c->done(ec, empty);
-    }
+  if (!ec && seq->status == nfsstat4::NFS4_OK) {
+    slots.completed(c->slot, seq->resok4.sr_sequenceid, seq->resok4.sr_target_highest_slotid);
   }
+  slots.release(c->slot);
+  c->done(ec, reply);
+  pump();
+}
 
-  // ---- lease renewal -------------------------------------------------------------------
-
-  void schedule_renewal() {
-    renew_timer.expires_after(std::max<std::chrono::seconds>(std::chrono::seconds(1), lease / 3));
-    renew_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
-      if (ec || self->closing) return;
-      if (clock_type::now() - self->last_send >= self->lease / 3 && self->have_session && self->waiting.empty()) {
-        auto c = std::make_unique<call>();
-        c->ops.resize(1);
-        c->done = [](std::error_code, compound_reply&) {};
-        self->waiting.push_back(std::move(c));
-        self->pump();
-      }
-      self->schedule_renewal();
-    });
-  }
-};
+// ---- the front ------------------------------------------------------------------------
 
 session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::move(s))) {
   auto& m = *impl_;
@@ -596,7 +223,7 @@ void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done don
     done(make_error_code(errc::closed), empty);
     return;
   }
-  auto c = std::make_unique<call>();
+  auto c = std::make_unique<session_call>();
   c->ops.reserve(ops.size() + 1);
   c->ops.emplace_back();  // SEQUENCE, filled when a slot is assigned
   for (auto& op : ops) c->ops.push_back(std::move(op));
@@ -604,8 +231,8 @@ void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done don
   c->read_targets = std::move(read_targets);
   c->cachethis = cachethis.value_or(!idempotent(c->ops));
   c->registered = std::move(registered);
-  asio::post(impl_->io, [self = impl_, c = std::shared_ptr<call>(std::move(c))]() mutable {
-    auto owned = std::make_unique<call>(std::move(*c));
+  asio::post(impl_->io, [self = impl_, c = std::shared_ptr<session_call>(std::move(c))]() mutable {
+    auto owned = std::make_unique<session_call>(std::move(*c));
     if (self->closing) {
       compound_reply empty;
       owned->done(make_error_code(errc::closed), empty);
@@ -627,11 +254,7 @@ void session_engine::close() {
     m.reconnect_timer.cancel();
     m.fail_all(make_error_code(errc::closed));
     if (!m.have_session || !m.connected) return finished.set_value();
-    nfs4::DESTROY_SESSION4args ds{m.sessionid};
-    m.send_sessionless({ds}, [&m, &finished](std::error_code, compound_reply&) {
-      nfs4::DESTROY_CLIENTID4args dc{m.clientid};
-      m.send_sessionless({dc}, [&finished](std::error_code, compound_reply&) { finished.set_value(); });
-    });
+    m.destroy([&finished] { finished.set_value(); });
   });
   if (fut.wait_for(m.cfg.connect_timeout) != std::future_status::ready) {
     // The server did not answer in time; the session will expire with its lease.

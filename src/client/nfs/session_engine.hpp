@@ -13,26 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "client/nfs/reply_decoder.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/nfs4/compound.hpp"
 
 namespace vnfs::detail {
 
 struct registration;
-
-/// The reply to one submitted COMPOUND. `res.resarray[0]` is the SEQUENCE result; opaque
-/// payloads in it are views into `buffer`, or into the caller's read targets.
-struct compound_reply {
-  nfs4::COMPOUND4res res;
-  std::vector<std::byte> buffer;
-  /// Per entry of res.resarray: whether it is a READ whose payload the transport placed
-  /// straight into the caller's read target (its data views the target). Otherwise a READ's
-  /// data views `buffer`.
-  std::vector<bool> placed;
-  bool placed_at(std::size_t i) const { return i < placed.size() && placed[i]; }
-};
-
-using compound_done = std::function<void(std::error_code, compound_reply&)>;
 
 /// Thread-safe front of the I/O thread. submit() may be called from any thread; callbacks
 /// run on the I/O thread.

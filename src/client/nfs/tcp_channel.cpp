@@ -1,5 +1,7 @@
-// vnfs client, nfs backend: RPC over TCP with record marking, and the zero-copy receive of
-// READ payloads straight into the caller's targets (any number per COMPOUND).
+// vnfs client, nfs backend: RPC over TCP (record marking: vnfs/rpc/record_marking.hpp, as
+// the server's connections), and the zero-copy receive of READ payloads straight into the
+// caller's targets (any number per COMPOUND), where the reply's decoder (reply_decoder.hpp)
+// says they are.
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -8,11 +10,9 @@
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
 
-#include "client/nfs/result_size.hpp"
+#include "client/nfs/reply_decoder.hpp"
 #include "client/nfs/rpc_channel.hpp"
 #include "vnfs/error.hpp"
-#include "vnfs/nfs4/compound.hpp"
-#include "vnfs/rpc/message.hpp"
 #include "vnfs/rpc/record_marking.hpp"
 
 namespace vnfs::detail {
@@ -24,11 +24,6 @@ namespace {
 
 /// The longest reply accepted (all fragments together): a READ of 4 MiB and its COMPOUND.
 constexpr std::size_t max_reply = 64u << 20;
-
-/// While looking for READ results to place, a result of variable size (GETATTR, GETFH, OPEN
-/// with a delegation, ...) is received in steps of this many bytes; what of a following payload arrives with the
-/// last step is copied into its target.
-constexpr std::size_t parse_step = 256;
 
 class tcp_channel final : public rpc_channel, public std::enable_shared_from_this<tcp_channel> {
  public:
@@ -59,9 +54,9 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     if (!connected_) return;  // the engine sends again after reconnecting
     if (plan) remember_plan(xid, plan);
     outgoing o;
-    auto len = static_cast<std::uint32_t>(call->size()) | rpc::last_fragment_bit;
-    o.mark = {std::byte(len >> 24), std::byte(len >> 16), std::byte(len >> 8), std::byte(len)};
     o.call = std::move(call);
+    std::vector<xdr::bytes_view> pieces = o.call->pieces();
+    o.framed = rpc::frame_record(pieces);  // views o.call's bytes, which it keeps alive
     queue_.push_back(std::move(o));
     write_next();
   }
@@ -72,14 +67,15 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     writing_ = false;
     queue_.clear();
     plans_.clear();  // the engine sends again, plans included, on the next connection
+    decoder_ = reply_decoder();
     boost::system::error_code ignore;
     sock_.close(ignore);
   }
 
  private:
   struct outgoing {
-    std::array<std::byte, 4> mark;
     std::shared_ptr<const xdr::encoder> call;
+    rpc::framed_record framed;  // record marks and call's pieces, for one gather write
   };
 
   /// Keeps `plan` (weakly) for the reply to `xid`. Plans of xids whose replies never come
@@ -112,8 +108,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     writing_ = true;
     const outgoing& o = queue_.front();
     std::vector<asio::const_buffer> bufs;
-    bufs.emplace_back(o.mark.data(), o.mark.size());
-    for (auto p : o.call->pieces()) bufs.emplace_back(p.data(), p.size());
+    for (auto b : o.framed.buffers) bufs.emplace_back(b.data(), b.size());
     asio::async_write(sock_, bufs, [self = shared_from_this(), g = gen_](boost::system::error_code ec, std::size_t n) {
       if (g != self->gen_) return;  // of a connection already lost: `writing_` is the new one's
       self->writing_ = false;
@@ -133,23 +128,22 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   }
 
   void on_head() {
-    xdr::decoder d(head_);
-    std::uint32_t mark = d.get_u32();
-    std::uint32_t xid = d.get_u32();
-    std::size_t len = mark & ~rpc::last_fragment_bit;
+    const rpc::fragment_header mark = rpc::read_fragment_header(std::span<const std::byte, 4>(head_.data(), 4));
+    const std::uint32_t xid = xdr::decoder(std::span<const std::byte>(head_).subspan(4)).get_u32();
+    const std::size_t len = mark.length;
     if (len < 4 || len > max_reply) return lost(make_error_code(errc::protocol_error));
     wc_.received += 8;
     body_.assign(head_.begin() + 4, head_.end());
-    parse_ = parse_state{};  // (a connection lost in the middle of a reply left its state)
-    plan_ = nullptr;
-    if (!(mark & rpc::last_fragment_bit)) {  // a reply in several fragments (NFS-Ganesha sends them)
+    if (!mark.last) {  // a reply in several fragments (NFS-Ganesha sends them)
       take_plan(xid);  // never placed
+      decoder_ = reply_decoder();
       return read_fragment(xid, len - 4, false);
     }
+    // The decoder's results view body_ as it grows: it must never reallocate.
+    body_.reserve(len);
     record_left_ = len - 4;
-    plan_ = take_plan(xid);
-    if (next_target(0) != no_target) return parse(xid);
-    read_rest(xid);
+    decoder_ = reply_decoder(take_plan(xid));
+    advance(xid);
   }
 
   /// Appends `n` bytes of a fragment to `body_`; after the last fragment, the whole record is
@@ -174,9 +168,8 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
                        if (g != self->gen_) return;
                        if (ec) return self->lost(ec);
                        self->wc_.received += got;
-                       xdr::decoder d(self->next_mark_);
-                       std::uint32_t mark = d.get_u32();
-                       self->read_fragment(xid, mark & ~rpc::last_fragment_bit, (mark & rpc::last_fragment_bit) != 0);
+                       const rpc::fragment_header mark = rpc::read_fragment_header(self->next_mark_);
+                       self->read_fragment(xid, mark.length, mark.last);
                      });
   }
 
@@ -201,149 +194,54 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
                      });
   }
 
-  // ---- Placing READ payloads: the reply is decoded as it arrives, result by result; the
-  // payload of the k-th READ result goes straight into plan_->targets[k] when it fits there,
-  // and is cut out of `body_` (see direct_piece). Each receive takes what surely precedes
-  // the next payload (read_plan::earliest), so a successful reply of fixed-size results
-  // costs one receive before each payload. Anything unexpected (an RPC error, a result that
-  // does not decode) just ends the placing: the rest is received into `body_` and the
-  // engine's decoding of the whole record has the last word.
-
-  struct parse_state {
-    bool header_done = false;
-    std::size_t at = 0;            // in body_: the start of the next result
-    std::uint32_t results_left = 0;
-    std::size_t reads = 0;         // READ results seen
-    std::vector<direct_piece> pieces;
-  };
-
-  static constexpr std::size_t no_target = SIZE_MAX;
-
-  /// The first READ from the k-th on that has a target, or no_target.
-  std::size_t next_target(std::size_t k) const {
-    for (; plan_ && k < plan_->targets.size(); ++k)
-      if (!plan_->targets[k].empty()) return k;
-    return no_target;
-  }
-
-  /// Makes body_ hold at least `n` bytes (as many as the record has) by receiving exactly
-  /// what is missing, then parses on. False if body_ already has them.
-  bool ensure(std::uint32_t xid, std::size_t n) {
-    if (body_.size() >= n || record_left_ == 0) return false;
-    receive(std::min(n - body_.size(), record_left_), [xid](tcp_channel& self) { self.parse(xid); });
-    return true;
-  }
-
-  void parse(std::uint32_t xid) {
-    for (;;) {
-      const std::size_t next = next_target(parse_.reads);
-      if (parse_.header_done && (parse_.results_left == 0 || next == no_target)) return read_rest(xid);
-      const std::size_t at = parse_.at;
-      // Bytes to have before trying to decode: the header with an empty verifier and tag
-      // (xid 4, reply header 20, COMPOUND status, tag and count 12), or a result's opnum and
-      // status; and in the same receive, all that surely comes before the next payload.
-      std::size_t want = parse_.header_done ? at + 8 : at + 36;
-      if (next != no_target && next < plan_->earliest.size()) want = std::max(want, plan_->earliest[next]);
-      if (ensure(xid, want)) return;
-      try {
-        xdr::decoder d(std::span<const std::byte>(body_).subspan(at));
-        if (!parse_.header_done) {
-          auto h = rpc::decode_reply(d);
-          if (!h.is_success()) return read_rest(xid);
-          d.get_u32();  // COMPOUND status
-          d.get_string(nfs4::NFS4_OPAQUE_LIMIT);
-          parse_.results_left = d.get_u32();
-          parse_.header_done = true;
-          parse_.at += d.position();
-          continue;
-        }
-        xdr::decoder peek = d;
-        const std::uint32_t opnum = peek.get_u32();
-        const bool ok = peek.get_u32() == 0;  // NFS4_OK
-        const bool is_read = opnum == static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_READ);
-        if (is_read && ok) {
-          if (ensure(xid, at + 16)) return;
-          peek.get_u32();  // eof
-          const std::uint32_t len = peek.get_u32();
-          const std::size_t k = parse_.reads;
-          if (plan_ && k < plan_->targets.size() && len > 0 && len <= plan_->targets[k].size() &&
-              len + pad(len) <= body_.size() - (at + 16) + record_left_)
-            return place(xid, k, len);
-          if (ensure(xid, at + 16 + len + pad(len))) return;
-        } else if (ok) {
-          const std::size_t fixed = fixed_ok_result_size(static_cast<nfs4::nfs_opnum4>(opnum));
-          std::size_t end = fixed != 0 ? at + fixed : 0;
-          if (opnum == static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_OPEN)) {
-            // stateid, change_info, rflags (40 bytes), the attrset bitmap, the delegation
-            // type: without a delegation, that is all.
-            if (ensure(xid, at + 52)) return;
-            const std::uint32_t words = u32_at(at + 48);
-            if (words <= 8) {
-              if (ensure(xid, at + 56 + 4 * words)) return;
-              if (u32_at(at + 52 + 4 * words) == 0 /* OPEN_DELEGATE_NONE */) end = at + 56 + 4 * words;
-            }
-          }
-          if (end != 0 && ensure(xid, end)) return;
-        }
-        (void)nfs4::decode_resop(d);  // throws decode_error while the result is incomplete
-        if (is_read) ++parse_.reads;
-        parse_.at += d.position();
-        --parse_.results_left;
-      } catch (const xdr::decode_error&) {
-        // Incomplete (a result of variable size, or a header with a verifier or tag): a
-        // little more. What arrives past this result and belongs to a payload is copied.
-        if (record_left_ == 0) return deliver(xid);  // malformed: the engine will say so
-        return receive(std::min(record_left_, parse_step), [xid](tcp_channel& self) { self.parse(xid); });
-      }
+  /// Receives what the decoder asks for next, placing payloads where it says.
+  void advance(std::uint32_t xid) {
+    const reply_decoder::step next = decoder_.advance(body_, record_left_);
+    switch (next.what) {
+      case reply_decoder::step::kind::receive:
+        if (next.until > body_.size() && record_left_ > 0)
+          return receive(std::min(next.until - body_.size(), record_left_), [xid](tcp_channel& self) { self.advance(xid); });
+        return advance(xid);  // (never: the decoder asks for bytes the record has and body_ lacks)
+      case reply_decoder::step::kind::place:
+        return place(xid, next);
+      case reply_decoder::step::kind::rest:
+        break;
     }
+    read_rest(xid);
   }
 
-  /// The XDR unsigned int at `off` in body_.
-  std::uint32_t u32_at(std::size_t off) const {
-    if (off + 4 > body_.size()) throw xdr::decode_error("reply truncated");
-    return xdr::decoder(std::span<const std::byte>(body_).subspan(off, 4)).get_u32();
-  }
-
-  static std::size_t pad(std::size_t n) { return (4 - (n & 3)) & 3; }
-
-  /// The result at parse_.at is the k-th READ, successful, with a payload of `len` bytes
-  /// that fits plan_->targets[k]: what of it is already in body_ is copied there and cut out,
-  /// the rest is received straight into the target, the padding dropped.
-  void place(std::uint32_t xid, std::size_t k, std::uint32_t len) {
-    std::span<std::byte> target = plan_->targets[k];
-    const std::size_t cut = parse_.at + 16;
+  /// The decoder found a READ payload at `p.at` in the record that goes to `p.target`: what
+  /// of it is already in body_ is copied there and cut out, the rest is received straight
+  /// into the target, the padding dropped.
+  void place(std::uint32_t xid, const reply_decoder::step& p) {
+    const std::size_t cut = p.at;
     const std::size_t buffered = body_.size() - cut;
-    const std::size_t have = std::min<std::size_t>(buffered, len);
-    const std::size_t pad_have = std::min(buffered - have, pad(len));
-    std::copy_n(body_.begin() + static_cast<std::ptrdiff_t>(cut), have, target.begin());
+    const std::size_t have = std::min<std::size_t>(buffered, p.len);
+    const std::size_t pad_have = std::min<std::size_t>(buffered - have, p.pad);
+    std::copy_n(body_.begin() + static_cast<std::ptrdiff_t>(cut), have, p.target.begin());
     wc_.copied += have;
     body_.erase(body_.begin() + static_cast<std::ptrdiff_t>(cut),
                 body_.begin() + static_cast<std::ptrdiff_t>(cut + have + pad_have));
-    parse_.pieces.push_back(direct_piece{k, cut, len, 0});
-    parse_.at = cut;
-    ++parse_.reads;
-    --parse_.results_left;
-    const std::size_t direct = len - have;
-    const std::size_t pad_left = pad(len) - pad_have;
-    if (direct == 0) return parse(xid);
+    const std::size_t direct = p.len - have;
+    const std::size_t pad_left = p.pad - pad_have;
+    if (direct + pad_left == 0) return advance(xid);
     record_left_ -= direct + pad_left;
-    std::array<asio::mutable_buffer, 2> bufs{asio::buffer(target.data() + have, direct),
+    std::array<asio::mutable_buffer, 2> bufs{asio::buffer(p.target.data() + have, direct),
                                              asio::buffer(scratch_.data(), pad_left)};
     asio::async_read(sock_, bufs, [self = shared_from_this(), g = gen_, xid, direct](boost::system::error_code ec, std::size_t got) {
       if (g != self->gen_) return;  // of a connection already lost
       if (ec) return self->lost(ec);
       self->wc_.received += got;
       self->wc_.direct += direct;
-      self->parse(xid);
+      self->advance(xid);
     });
   }
 
   void deliver(std::uint32_t xid) {
-    plan_.reset();
     std::vector<std::byte> record = std::move(body_);
-    std::vector<direct_piece> pieces = std::move(parse_.pieces);
+    reply_decoder decoder = std::move(decoder_);
     std::uint64_t g = gen_;
-    ev_.on_reply(xid, std::move(record), std::move(pieces));
+    ev_.on_reply(xid, std::move(record), std::move(decoder));
     if (g == gen_) read_head();
   }
 
@@ -362,11 +260,10 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
 
   // Receive state.
   std::array<std::byte, 8> head_{};  // record mark + xid
-  std::array<std::byte, 4> next_mark_{};  // record mark of a reply's later fragment
+  rpc::fragment_header_bytes next_mark_{};  // record mark of a reply's later fragment
   std::vector<std::byte> body_;   // the record so far (less payloads placed directly)
   std::size_t record_left_ = 0;  // bytes of the current record not yet received
-  std::shared_ptr<const read_plan> plan_;  // of the reply being received (null: none)
-  parse_state parse_;
+  reply_decoder decoder_;        // of the reply being received
   std::array<std::byte, 4> scratch_{};  // a placed payload's padding
 };
 

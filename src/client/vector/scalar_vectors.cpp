@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "client/backend.hpp"
+#include "client/result_size.hpp"
 #include "client/vector/attr_mask.hpp"
 #include "client/vector/item_runner.hpp"
 #include "vnfs/nfs4/status.hpp"
@@ -16,8 +17,8 @@ namespace vnfs::detail {
 
 namespace {
 
-/// Largest transfer one scalar read or write asks for (as the nfs backend's max_io).
-constexpr std::size_t chunk = std::size_t(1) << 20;
+/// Largest transfer one scalar read or write asks for.
+constexpr std::size_t chunk = max_io;
 
 std::string handle_path(const file_handle& h) {
   return std::string(reinterpret_cast<const char*>(h.bytes.data()), h.bytes.size());

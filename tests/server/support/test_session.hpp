@@ -1,4 +1,4 @@
-// vnfs server tests: a blocking NFSv4.1 session over the shared codec and TCP transport,
+// vnfs server tests: a blocking NFSv4.1 session (tests/support) over the shared codec,
 // and the servers it runs against (vnfsd, NFS-Ganesha).
 #pragma once
 
@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "vnfs/nfs4/compound.hpp"
+#include "vnfs/test/blocking_session.hpp"
 #include "vnfs/test/ganesha_process.hpp"
 #include "vnfs/test/temp_dir.hpp"
 #include "vnfs/test/vnfsd_process.hpp"
-#include "client/blocking_session.hpp"
 
 namespace vnfs::test {
 
@@ -41,14 +41,10 @@ class test_server {
   std::unique_ptr<ganesha_process> ganesha_;
 };
 
-using detail::session_options;
-using detail::to_byte_vector;
-using detail::to_string;
-
 /// A blocking_session opened on a test_server.
-class test_session : public detail::blocking_session {
+class test_session : public blocking_session {
  public:
-  using detail::blocking_session::blocking_session;
+  using blocking_session::blocking_session;
   explicit test_session(test_server& s, session_options opts = {})
       : blocking_session(s.host(), s.port(), s.root_path(), std::move(opts)) {}
 };

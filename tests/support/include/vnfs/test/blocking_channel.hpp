@@ -1,4 +1,5 @@
-// vnfs TCP transport: a minimal synchronous RPC client channel (tests, demo, benchmarks).
+// vnfs test support: a minimal synchronous RPC client channel over TCP, for tests that speak
+// RPC records by hand (exact bytes, malformed input, several fragments, raw retransmissions).
 #pragma once
 
 #include <chrono>
@@ -14,7 +15,7 @@
 #include "vnfs/rpc/record_marking.hpp"
 #include "vnfs/xdr/encoder.hpp"
 
-namespace vnfs::transport::tcp {
+namespace vnfs::test {
 
 /// One blocking TCP connection speaking RPC records. Not thread-safe: one caller at a time.
 /// Every failure is an exception: std::system_error for socket errors, EOF
@@ -76,4 +77,4 @@ std::vector<std::byte> rpc_call(blocking_channel& ch, std::uint32_t prog, std::u
                                 const std::function<void(xdr::encoder&)>& args,
                                 const rpc::opaque_auth& cred = {}, const rpc::opaque_auth& verf = {});
 
-}  // namespace vnfs::transport::tcp
+}  // namespace vnfs::test

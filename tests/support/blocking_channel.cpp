@@ -1,4 +1,4 @@
-#include "vnfs/transport/tcp/blocking_channel.hpp"
+#include "vnfs/test/blocking_channel.hpp"
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -17,7 +17,7 @@
 
 #include "vnfs/xdr/decoder.hpp"
 
-namespace vnfs::transport::tcp {
+namespace vnfs::test {
 
 namespace {
 [[noreturn]] void throw_errno(const char* what) { throw std::system_error(errno, std::generic_category(), what); }
@@ -155,16 +155,14 @@ void blocking_channel::read_exact(std::byte* p, std::size_t n) {
 std::vector<std::byte> blocking_channel::receive_record() {
   std::vector<std::byte> record;
   for (;;) {
-    std::byte h[4];
-    read_exact(h, 4);
-    std::uint32_t v = (std::uint32_t(h[0]) << 24) | (std::uint32_t(h[1]) << 16) | (std::uint32_t(h[2]) << 8) |
-                      std::uint32_t(h[3]);
-    std::size_t len = v & ~rpc::last_fragment_bit;
-    if (record.size() + len > max_record_) throw std::length_error("blocking_channel: record over the maximum size");
+    rpc::fragment_header_bytes h;
+    read_exact(h.data(), h.size());
+    const rpc::fragment_header f = rpc::read_fragment_header(h);
+    if (record.size() + f.length > max_record_) throw std::length_error("blocking_channel: record over the maximum size");
     std::size_t at = record.size();
-    record.resize(at + len);
-    read_exact(record.data() + at, len);
-    if (v & rpc::last_fragment_bit) return record;
+    record.resize(at + f.length);
+    read_exact(record.data() + at, f.length);
+    if (f.last) return record;
   }
 }
 
@@ -200,4 +198,4 @@ std::vector<std::byte> rpc_call(blocking_channel& ch, std::uint32_t prog, std::u
   return rpc_call(ch, h, args);
 }
 
-}  // namespace vnfs::transport::tcp
+}  // namespace vnfs::test

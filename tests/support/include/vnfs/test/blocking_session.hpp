@@ -1,4 +1,4 @@
-// vnfs client: a blocking NFSv4.1 session for hand-built COMPOUNDs.
+// vnfs test support: a blocking NFSv4.1 session for hand-built COMPOUNDs (the server tests).
 #pragma once
 
 #include <cstdint>
@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "vnfs/nfs4/compound.hpp"
-#include "vnfs/transport/tcp/blocking_channel.hpp"
+#include "vnfs/test/blocking_channel.hpp"
 
-namespace vnfs::detail {
+namespace vnfs::test {
 
 struct session_options {
   bool auth_sys = true;  ///< false: AUTH_NONE
@@ -29,7 +29,7 @@ struct session_options {
 /// session's receive buffer, valid until the next call on the session.
 ///
 /// It exposes the protocol as it is (hand-built COMPOUNDs, raw retransmissions), which is
-/// what the demo, the server tests and the server benchmarks need. Not thread-safe: one
+/// what the server tests need. Not thread-safe: one
 /// session per thread. Errors of the transport or RPC layer throw; NFS statuses are returned.
 class blocking_session {
  public:
@@ -58,7 +58,7 @@ class blocking_session {
   nfs4::sequenceid4 next_seqid(std::uint32_t slot = 0) const { return seqids_.at(slot) + 1; }
   /// Skips ahead (tests of misordered requests).
   void set_seqid(std::uint32_t slot, nfs4::sequenceid4 last_used) { seqids_.at(slot) = last_used; }
-  transport::tcp::blocking_channel& channel() { return *channel_; }
+  blocking_channel& channel() { return *channel_; }
   /// Reconnects the TCP connection (the session stays).
   void reconnect();
   /// Forget the session without destroying it (tests that destroy it themselves).
@@ -75,7 +75,7 @@ class blocking_session {
   std::uint16_t port_;
   std::vector<std::string> root_path_;
   session_options opts_;
-  std::unique_ptr<transport::tcp::blocking_channel> channel_;
+  std::unique_ptr<blocking_channel> channel_;
   nfs4::clientid4 clientid_ = 0;
   nfs4::sessionid4 session_{};
   nfs4::channel_attrs4 fore_{};
@@ -89,4 +89,4 @@ class blocking_session {
 std::vector<std::byte> to_byte_vector(std::string_view s);
 std::string to_string(xdr::bytes_view b);
 
-}  // namespace vnfs::detail
+}  // namespace vnfs::test

@@ -1,4 +1,4 @@
-#include "client/blocking_session.hpp"
+#include "vnfs/test/blocking_session.hpp"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 
 #include "vnfs/rpc/message.hpp"
 
-namespace vnfs::detail {
+namespace vnfs::test {
 
 using namespace vnfs::nfs4;
 
@@ -40,8 +40,8 @@ std::string unique_owner() {
 blocking_session::blocking_session(const std::string& host, std::uint16_t port,
                            std::vector<std::string> root_path, session_options opts)
     : host_(host), port_(port), root_path_(std::move(root_path)), opts_(std::move(opts)) {
-  channel_ = std::make_unique<transport::tcp::blocking_channel>(
-      transport::tcp::blocking_channel::connect(host_, port_));
+  channel_ = std::make_unique<blocking_channel>(
+      blocking_channel::connect(host_, port_));
   if (opts_.owner.empty()) opts_.owner = unique_owner();
 
   EXCHANGE_ID4args ex;
@@ -160,8 +160,8 @@ COMPOUND4res blocking_session::exchange(const std::vector<std::byte>& request, s
 }
 
 void blocking_session::reconnect() {
-  channel_ = std::make_unique<transport::tcp::blocking_channel>(
-      transport::tcp::blocking_channel::connect(host_, port_));
+  channel_ = std::make_unique<blocking_channel>(
+      blocking_channel::connect(host_, port_));
 }
 
-}  // namespace vnfs::detail
+}  // namespace vnfs::test

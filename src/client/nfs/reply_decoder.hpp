@@ -1,0 +1,108 @@
+// vnfs client, nfs backend: the one decoder of a COMPOUND reply. It decodes each reply once,
+// result by result: while the reply arrives (TCP), far enough to tell the channel where the
+// next READ payload is so that it lands in the caller's memory; the rest when the record is
+// whole. It knows which payloads were placed, and the reply it makes says so.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <system_error>
+#include <vector>
+
+#include "vnfs/nfs4/compound.hpp"
+
+namespace vnfs::detail {
+
+/// Where the READ payloads of a call may be received, and how much of its reply can safely
+/// be received before each. Made with the call (its encoding knows the operations) and sent
+/// with it to the channel.
+struct read_plan {
+  /// Per READ of the COMPOUND, in order: where its payload may be placed when it fits (an
+  /// empty span: not that one).
+  std::vector<std::span<std::byte>> targets;
+  /// Per READ: a lower bound of the offset of its payload in the reply record (from the
+  /// xid, less the payloads placed before it), were every result before it successful.
+  /// Receiving up to there never reads into that payload (a failed result ends the reply).
+  std::vector<std::size_t> earliest;
+};
+
+/// The reply to one COMPOUND. `res.resarray[0]` is the SEQUENCE result of a sequenced call;
+/// opaque payloads in it are views into `buffer`, or into the caller's read targets.
+struct compound_reply {
+  nfs4::COMPOUND4res res;
+  std::vector<std::byte> buffer;
+  /// Per entry of res.resarray: whether it is a READ whose payload the transport placed
+  /// straight into the caller's read target (its data views the target). Otherwise a READ's
+  /// data views `buffer`.
+  std::vector<bool> placed;
+  bool placed_at(std::size_t i) const { return i < placed.size() && placed[i]; }
+};
+
+/// What runs with the reply to a COMPOUND (or the error that ended it).
+using compound_done = std::function<void(std::error_code, compound_reply&)>;
+
+/// Decodes one RPC reply record (from its xid on) carrying COMPOUND4res.
+///
+/// The record is given as it grows: `body`, the bytes received so far less the payloads
+/// placed, in one buffer that is never reallocated while the reply is decoded (results
+/// already decoded view it), and that keeps its bytes when it moves into the reply.
+class reply_decoder {
+ public:
+  /// Places nothing: every payload stays in the record.
+  reply_decoder() = default;
+  /// Places READ payloads into `plan`'s targets (null: nowhere).
+  explicit reply_decoder(std::shared_ptr<const read_plan> plan) : plan_(std::move(plan)) {}
+
+  /// RPC-over-RDMA: the payload of the `read_index`-th READ is already in its target, `len`
+  /// bytes (the server wrote it there); the record keeps only its length.
+  void placed_elsewhere(std::size_t read_index, std::uint32_t len);
+
+  /// What the channel receives next.
+  struct step {
+    enum class kind {
+      receive,  ///< until `body` holds `until` bytes (or the record ends), then advance again
+      place,    ///< the payload of READ `read_index`: `len` bytes and `pad` bytes of padding
+                ///< at `at` in the record go to `target` (and the padding nowhere), then advance
+      rest,     ///< the rest of the record, then finish()
+    } what = kind::rest;
+    std::size_t until = 0;
+    std::size_t at = 0;
+    std::uint32_t len = 0;
+    std::uint32_t pad = 0;
+    std::span<std::byte> target;
+  };
+
+  /// While the record arrives: decodes what `body` holds, and says what to receive next.
+  /// `left`: bytes of the record not yet received. A step `place` counts the payload as
+  /// placed: the channel must put it in the target and cut it out of `body`.
+  step advance(std::span<const std::byte> body, std::size_t left);
+
+  /// The record is whole: decodes what advance() did not, and makes the reply (`record`
+  /// becomes its buffer). An RPC error or a malformed reply gives errc::protocol_error.
+  std::error_code finish(std::vector<std::byte> record, compound_reply& out);
+
+ private:
+  /// Decodes the RPC reply header and the COMPOUND header at at_; false on an RPC error.
+  bool decode_header(xdr::decoder& d);
+  /// The first READ from the k-th on that has a target, or none.
+  std::size_t next_target(std::size_t k) const;
+  /// Bytes the next result surely has, from at_, before decoding it is worth trying.
+  std::size_t want_before_result(std::span<const std::byte> body, std::size_t next) const;
+  /// Appends one result decoded from `d` (a READ placed elsewhere, or decoded in place).
+  void decode_result(xdr::decoder& d);
+
+  std::shared_ptr<const read_plan> plan_;
+  bool header_done_ = false;
+  bool failed_ = false;          // an RPC error or malformed reply: finish() says so
+  std::size_t at_ = 0;           // in the record: where the next thing to decode starts
+  std::uint32_t results_left_ = 0;
+  std::size_t reads_ = 0;        // READ results decoded so far
+  std::size_t elsewhere_index_ = SIZE_MAX;  // placed_elsewhere()
+  std::uint32_t elsewhere_len_ = 0;
+  compound_reply reply_;         // res and placed, as decoded so far
+};
+
+}  // namespace vnfs::detail

@@ -1,0 +1,54 @@
+// vnfs client, nfs backend: one call of a session and its encoding — what submit() hands
+// the engine, the RPC message it becomes (one per transmission), and the read plan sent
+// with it. The seam where a COMPOUND's operations become bytes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "client/nfs/reply_decoder.hpp"
+#include "vnfs/nfs4/compound.hpp"
+#include "vnfs/rpc/auth.hpp"
+#include "vnfs/xdr/encoder.hpp"
+
+namespace vnfs::detail {
+
+struct registration;
+
+/// One COMPOUND from submission to completion.
+struct session_call {
+  std::vector<nfs4::nfs_argop4> ops;  // ops[0] is SEQUENCE when `sequenced`
+  compound_done done;
+  std::vector<std::span<std::byte>> read_targets;  // see session_engine::submit
+  /// Where this transmission's READ payloads may be placed (null without read targets): a
+  /// new plan for each xid (encode_call()), which the channel holds weakly, so a reply to an
+  /// xid given up on finds no plan to place into.
+  std::shared_ptr<const read_plan> reads;
+  std::vector<std::shared_ptr<registration>> registered;  // regions the payloads lie in
+  bool cachethis = false;  // ask the server to cache the reply (calls that must not run twice)
+  bool sequenced = true;
+  std::uint32_t slot = 0;
+  std::uint32_t xid = 0;
+  std::shared_ptr<xdr::encoder> request;  // RPC call; references WRITE data (zero-copy)
+};
+
+/// The AUTH_SYS credential every call of a session carries.
+rpc::opaque_auth authsys_credential(std::uint32_t uid, std::uint32_t gid, const std::vector<std::uint32_t>& gids);
+
+/// Encodes `c` for a transmission as `xid`: the RPC call header with `cred`, the COMPOUND
+/// header (minor version 1, or 2 when an operation needs NFSv4.2), c.ops, into a new
+/// c.request (the channel may still hold the previous one); and the read plan of c.read_targets.
+void encode_call(session_call& c, std::uint32_t xid, const rpc::opaque_auth& cred);
+
+/// The read plan of a COMPOUND whose ops[0] is (or will be) SEQUENCE.
+read_plan plan_reads(const std::vector<nfs4::nfs_argop4>& ops, std::vector<std::span<std::byte>> targets);
+
+/// Whether running the COMPOUND (ops[0] SEQUENCE) twice has the effect of running it once.
+bool idempotent(const std::vector<nfs4::nfs_argop4>& ops);
+
+/// Bytes of WRITE payload in `ops`.
+std::size_t write_payload_bytes(const std::vector<nfs4::nfs_argop4>& ops);
+
+}  // namespace vnfs::detail

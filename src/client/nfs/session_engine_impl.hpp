@@ -1,0 +1,112 @@
+// vnfs client, nfs backend: the state of one session_engine and the steps that change it,
+// shared by the files that each hold one concern:
+//   session_engine.cpp     the front (submit, close, stats) and a call's path: a slot, the
+//                          channel, the reply, the slot again
+//   session_call.*         a call and its encoding
+//   slot_table.hpp         the slot table
+//   session_lifecycle.cpp  EXCHANGE_ID, CREATE_SESSION, RECLAIM_COMPLETE, lease renewal,
+//                          DESTROY_SESSION and DESTROY_CLIENTID
+//   session_recovery.cpp   connection loss, reconnection with retransmission on the same
+//                          slots, a session the server lost, failing what cannot go on
+// Everything but the counters, the limits and `stopped` is touched only on the I/O thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <utility>  // before Asio (Boost 1.74)
+#include <boost/asio.hpp>
+
+#include "client/nfs/rpc_channel.hpp"
+#include "client/nfs/session_call.hpp"
+#include "client/nfs/session_engine.hpp"
+#include "client/nfs/slot_table.hpp"
+
+namespace vnfs::detail {
+
+namespace asio = boost::asio;
+using clock_type = std::chrono::steady_clock;
+
+struct session_engine::impl : std::enable_shared_from_this<impl> {
+  explicit impl(settings s)
+      : cfg(std::move(s)), work(io.get_executor()), credential(authsys_credential(cfg.uid, cfg.gid, cfg.gids)) {}
+
+  settings cfg;
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> work;
+  std::thread thread;
+  std::shared_ptr<rpc_channel> channel;  // TCP or RPC-over-RDMA (settings::rdma_provider)
+  asio::steady_timer renew_timer{io};
+  asio::steady_timer reconnect_timer{io};
+
+  // Session state: touched only on the I/O thread once it runs.
+  nfs4::clientid4 clientid = 0;
+  nfs4::sequenceid4 create_seq = 0;
+  nfs4::sessionid4 sessionid{};
+  bool have_session = false;
+  slot_table slots;
+  std::deque<std::unique_ptr<session_call>> waiting;
+  std::map<std::uint32_t, std::unique_ptr<session_call>> inflight;
+  std::deque<std::uint32_t> to_write;  // xids
+  bool connected = false;
+  bool recovering = false;
+  bool closing = false;
+  std::uint32_t next_xid = 1;
+  clock_type::time_point last_send = clock_type::now();
+  clock_type::time_point lost_at{};
+  std::chrono::seconds lease{90};
+  std::string owner;
+  rpc::opaque_auth credential;      // AUTH_SYS, of cfg's uid, gid and groups
+  std::uint64_t boot_verifier = 0;  // EXCHANGE_ID's co_verifier: this client instance
+  nfs4::channel_attrs4 fore{};      // as CREATE_SESSION granted (written under limits_mu)
+  mutable std::mutex limits_mu;     // fore is read by other threads (limits())
+  std::uint32_t ops_cap = UINT32_MAX;  // operations per COMPOUND the server really takes (limits_mu)
+  std::error_code last_error;       // of the lost connection, for what fails after retries
+  bool reclaiming = false;  // RECLAIM_COMPLETE of a new client ID in flight: others wait
+
+  std::mutex submit_mu;  // orders submit() against the end of the I/O thread
+  bool stopped = false;  // guarded by submit_mu
+
+  // Counters, read from any thread.
+  std::atomic<std::uint64_t> n_compounds{0}, n_ops{0}, n_sent{0}, n_received{0}, n_copied{0},
+      n_direct{0}, n_reconnects{0}, n_retrans{0};
+
+  // ---- a call's path (session_engine.cpp) ------------------------------------------------
+  void encode(session_call& c);
+  void count_write_payload(const session_call& c);
+  void send(std::unique_ptr<session_call> c);
+  void write_next();
+  void pump();
+  bool pump_front();
+  void send_sessionless(std::vector<nfs4::nfs_argop4> ops, compound_done done);
+  channel_events events();
+  void on_call_failed(std::uint32_t xid, std::error_code ec);
+  void on_record(std::uint32_t xid, std::vector<std::byte> record, reply_decoder decoder);
+  void finish_sequenced(std::unique_ptr<session_call> c, std::error_code ec, compound_reply& reply);
+
+  // ---- the session's life cycle (session_lifecycle.cpp) ----------------------------------
+  void establish_session(std::promise<void>* ready);
+  void create_session(std::promise<void>* ready);
+  void reclaim_complete(std::promise<void>* ready);
+  void session_failed(std::error_code ec, std::promise<void>* ready);
+  void schedule_renewal();
+  /// DESTROY_SESSION then DESTROY_CLIENTID (at close), then `finished`.
+  void destroy(std::function<void()> finished);
+
+  // ---- recovery (session_recovery.cpp) ---------------------------------------------------
+  void connection_lost(std::error_code ec);
+  void reconnect();
+  void retry_reconnect();
+  void rebind();
+  void recover_session();
+  void fail_all(std::error_code ec);
+};
+
+}  // namespace vnfs::detail

@@ -1,0 +1,104 @@
+// vnfs client, nfs backend: a session's life cycle — EXCHANGE_ID and CREATE_SESSION (at
+// construction and after the server lost the session), RECLAIM_COMPLETE of a new client ID,
+// lease renewal, and DESTROY_SESSION with DESTROY_CLIENTID at close.
+#include "client/nfs/session_engine_impl.hpp"
+
+#include <algorithm>
+
+#include "vnfs/error.hpp"
+
+namespace vnfs::detail {
+
+using nfs4::nfsstat4;
+
+void session_engine::impl::establish_session(std::promise<void>* ready) {
+  nfs4::EXCHANGE_ID4args ex;
+  auto b = reinterpret_cast<const std::byte*>(owner.data());
+  ex.eia_clientowner.co_ownerid.assign(b, b + owner.size());
+  for (std::size_t i = 0; i < 8; ++i) ex.eia_clientowner.co_verifier[i] = std::byte(boot_verifier >> (8 * i));
+  ex.eia_flags = nfs4::EXCHGID4_FLAG_USE_NON_PNFS;
+  send_sessionless({ex}, [self = shared_from_this(), ready](std::error_code ec, compound_reply& r) {
+    auto* res = r.res.resarray.empty() ? nullptr : std::get_if<nfs4::EXCHANGE_ID4res>(&r.res.resarray[0]);
+    if (!ec && (res == nullptr || res->status != nfsstat4::NFS4_OK))
+      ec = res ? std::error_code(res->status) : make_error_code(errc::protocol_error);
+    if (ec) return self->session_failed(ec, ready);
+    self->clientid = res->resok4.eir_clientid;
+    self->create_seq = res->resok4.eir_sequenceid;
+    self->create_session(ready);
+  });
+}
+
+void session_engine::impl::create_session(std::promise<void>* ready) {
+  nfs4::CREATE_SESSION4args cs;
+  cs.csa_clientid = clientid;
+  cs.csa_sequence = create_seq;
+  cs.csa_fore_chan_attrs = {0, 4u << 20 | 64u << 10, 4u << 20 | 64u << 10, 1u << 20, cfg.max_operations, cfg.slots,
+                            std::nullopt};
+  cs.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, std::nullopt};
+  cs.csa_cb_program = 0x40000000;
+  nfs4::callback_sec_parms4 none;
+  none.cb_secflavor = nfs4::AUTH_NONE;
+  cs.csa_sec_parms.push_back(none);
+  send_sessionless({cs}, [self = shared_from_this(), ready](std::error_code ec, compound_reply& r) {
+    auto* res = r.res.resarray.empty() ? nullptr : std::get_if<nfs4::CREATE_SESSION4res>(&r.res.resarray[0]);
+    if (!ec && (res == nullptr || res->status != nfsstat4::NFS4_OK))
+      ec = res ? std::error_code(res->status) : make_error_code(errc::protocol_error);
+    if (ec) return self->session_failed(ec, ready);
+    self->sessionid = res->resok4.csr_sessionid;
+    {
+      std::lock_guard lock(self->limits_mu);
+      self->fore = res->resok4.csr_fore_chan_attrs;
+    }
+    self->slots.reset(self->fore.ca_maxrequests);
+    self->have_session = true;
+    self->recovering = false;
+    self->reclaim_complete(ready);
+  });
+}
+
+/// A new client ID has nothing to reclaim: RECLAIM_COMPLETE before anything else, or a
+/// server in its grace period refuses non-reclaim OPENs with NFS4ERR_GRACE (RFC 8881
+/// §18.51.3). Other calls wait until its reply; its status does not matter
+/// (NFS4ERR_COMPLETE_ALREADY after a session-only recovery).
+void session_engine::impl::reclaim_complete(std::promise<void>* ready) {
+  auto c = std::make_unique<session_call>();
+  c->ops = {nfs4::nfs_argop4{}, nfs4::RECLAIM_COMPLETE4args{false}};
+  c->done = [self = shared_from_this(), ready](std::error_code, compound_reply&) {
+    self->reclaiming = false;
+    if (ready) ready->set_value();
+  };
+  reclaiming = true;
+  waiting.push_front(std::move(c));
+  pump_front();
+}
+
+void session_engine::impl::session_failed(std::error_code ec, std::promise<void>* ready) {
+  recovering = false;
+  if (ready) return ready->set_exception(std::make_exception_ptr(std::system_error(ec, "vnfs: session set-up")));
+  fail_all(ec);
+}
+
+void session_engine::impl::schedule_renewal() {
+  renew_timer.expires_after(std::max<std::chrono::seconds>(std::chrono::seconds(1), lease / 3));
+  renew_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (ec || self->closing) return;
+    if (clock_type::now() - self->last_send >= self->lease / 3 && self->have_session && self->waiting.empty()) {
+      auto c = std::make_unique<session_call>();
+      c->ops.resize(1);
+      c->done = [](std::error_code, compound_reply&) {};
+      self->waiting.push_back(std::move(c));
+      self->pump();
+    }
+    self->schedule_renewal();
+  });
+}
+
+void session_engine::impl::destroy(std::function<void()> finished) {
+  nfs4::DESTROY_SESSION4args ds{sessionid};
+  send_sessionless({ds}, [self = shared_from_this(), finished](std::error_code, compound_reply&) {
+    nfs4::DESTROY_CLIENTID4args dc{self->clientid};
+    self->send_sessionless({dc}, [finished](std::error_code, compound_reply&) { finished(); });
+  });
+}
+
+}  // namespace vnfs::detail
