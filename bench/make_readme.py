@@ -423,6 +423,26 @@ def rdma_io_section(res, w, name="rdma_io"):
         w("")
 
 
+def heavy_load(res, w):
+    """Issue 17: bench/results/heavy_load.json (bench/heavy_load)."""
+    h = load(os.path.join(res, "heavy_load.json"))
+    if not h:
+        return
+    p = h["parameters"]
+    w(f"## Heavy load on vnfsd (bench/heavy_load{' --quick' if p['quick'] else ''})\n")
+    w(f"{p['clients']} clients (one connection and session each) x {p['compounds_per_client']} COMPOUNDs of mixed "
+      f"writes, reads, exclusive creates, removes, renames and getattrs (files up to {p['max_file']} bytes), vnfsd "
+      f"with {p['vnfsd_threads']} threads, all on loopback. Every read compared byte for byte with what was written, "
+      "every getattr size with the size written, and at the end every file on disk with each client's model.\n")
+    w("| COMPOUNDs | calls | errors | bytes checked | seconds | COMPOUNDs/s | call p50 ms | call p99 ms | max ms | vnfsd peak RSS MiB |")
+    w("|---|---|---|---|---|---|---|---|---|---|")
+    l = h["latency_us"]
+    w(f"| {h['compounds']} | {h['calls']} | {h['errors']} | {h['bytes_checked']} | {h['seconds']:.1f} | "
+      f"{h['compounds_per_second']:.0f} | {l['p50'] / 1000:.2f} | {l['p99'] / 1000:.2f} | {l['max'] / 1000:.2f} | "
+      f"{h['vnfsd_peak_rss_kib'] / 1024:.1f} |")
+    w("")
+
+
 def main():
     res = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
     dst = sys.argv[2] if len(sys.argv) > 2 else "bench/README.md"
@@ -619,6 +639,7 @@ def main():
     rdma_io_section(res, w)
     bdb_fig7(res, w)
     tpie_fig5(res, w)
+    heavy_load(res, w)
     for mode in ("quick", "full"):
         times = os.path.join(res, f"run_times-{mode}.txt")
         if os.path.exists(times):

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -30,6 +31,26 @@ struct server_options {
   std::string rdma_provider;
   std::string rdma_host = "127.0.0.1";
   std::uint16_t rdma_port = 0;  ///< 0: a free port
+
+  // Limits against misbehaving or hostile TCP peers (vnfsd --max-connections, --max-record,
+  // --idle-timeout, --max-requests-in-flight). A connection that breaks one is closed with a
+  // line on stderr saying which; the server and its other connections carry on.
+  /// Connections open at once; one more is closed as soon as it is accepted. 0: no limit.
+  std::size_t max_connections = 1024;
+  /// The largest RPC record accepted (the bytes a connection may buffer for one request):
+  /// a record mark announcing more closes the connection before anything is allocated for
+  /// it. 0: 4 MiB + 128 KiB. Sessions are granted at most this less 64 KiB per request, so a
+  /// well-behaved client never exceeds it. At least 128 KiB.
+  std::size_t max_record = 0;
+  /// A connection with no complete request arriving and no reply leaving for this long
+  /// (while none of its requests is executing) is closed: an idle client, or a record sent
+  /// in part and then stalled or trickled (slow-loris). Clients renew their lease every
+  /// third of it, so keep this above lease / 3. 0: never.
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(300)};
+  /// Requests a connection may have outstanding (executing, or their reply not yet
+  /// written); beyond it the server stops reading that connection until replies leave.
+  /// 0: no limit.
+  std::size_t max_requests_in_flight = 128;
 };
 
 /// An NFSv4.1 server (vnfsd) for one export, in this process.

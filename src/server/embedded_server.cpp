@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <mutex>
 #include <stdexcept>
@@ -23,6 +24,11 @@ std::filesystem::path make_temp_dir() {
   return pattern;
 }
 
+// Room a record needs beside a request's data (RPC and COMPOUND headers), and the smallest
+// max_record that leaves a useful request size.
+constexpr std::size_t record_headroom = 64 * 1024;
+constexpr std::size_t min_record = 128 * 1024;
+
 server::server_options vnfsd_options(const server_options& o) {
   server::server_options s;
   s.export_dir = o.export_dir;
@@ -34,6 +40,13 @@ server::server_options vnfsd_options(const server_options& o) {
   s.rdma_provider = o.rdma_provider;
   s.rdma_host = o.rdma_host;
   s.rdma_port = o.rdma_port;
+  if (o.max_record != 0 && o.max_record < min_record)
+    throw std::invalid_argument("embedded_server: max_record below " + std::to_string(min_record) + " bytes");
+  s.max_connections = o.max_connections;
+  s.max_record = o.max_record;
+  if (o.max_record != 0) s.max_request_size = static_cast<std::uint32_t>(std::min<std::size_t>(s.max_request_size, o.max_record - record_headroom));
+  s.idle_timeout = o.idle_timeout;
+  s.max_requests_in_flight = o.max_requests_in_flight;
   return s;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -29,6 +30,12 @@ struct server_options {
   std::uint32_t max_response_size_cached = 1u << 20;
   std::uint32_t max_operations = 1024;
   std::uint32_t max_slots = 64;
+
+  // Limits against misbehaving or hostile peers on TCP (0: none), see vnfs::server_options.
+  std::size_t max_connections = 1024;
+  std::size_t max_record = 0;  ///< largest incoming record; 0: max_request_size + 64 KiB
+  std::chrono::milliseconds idle_timeout{std::chrono::seconds(300)};
+  std::size_t max_requests_in_flight = 128;  ///< per connection
 };
 
 }  // namespace vnfs::server

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <string>
 #include <optional>
 #include <stdexcept>
 
@@ -32,10 +34,10 @@ struct vnfsd::impl {
       asio::ip::tcp::resolver resolver(io);
       auto where = *resolver.resolve(o.listen_host, std::to_string(o.listen_port),
                                      asio::ip::resolver_base::numeric_service).begin();
-      listener.emplace(io, where.endpoint(), listener_options(o),
-                       [this](std::shared_ptr<connection> c, std::vector<std::byte> record) {
-                         dispatch(std::move(c), std::move(record));
-                       });
+      listener.emplace(
+          io, where.endpoint(), listener_options(o),
+          [this](std::shared_ptr<connection> c, std::vector<std::byte> record) { dispatch(std::move(c), std::move(record)); },
+          [this](const std::shared_ptr<connection>& c, std::error_code why) { log_close(*c, why); });
     } catch (const boost::system::system_error& e) {
       throw std::runtime_error("cannot listen on " + o.listen_host + ":" +
                                std::to_string(o.listen_port) + ": " + e.code().message());
@@ -68,12 +70,55 @@ struct vnfsd::impl {
     });
   }
 
-  static transport::tcp::server::options listener_options(const server_options& o) {
+  transport::tcp::server::options listener_options(const server_options& o) {
     transport::tcp::server::options t;
     // Records above the session limit still get a clean NFS4ERR_REQ_TOO_BIG; only records
     // beyond any grant (plus room for RPC and COMPOUND headers) close the connection.
-    t.max_record_size = std::size_t(o.max_request_size) + 64 * 1024;
+    t.max_record_size = record_limit(o);
+    t.max_connections = o.max_connections;
+    t.idle_timeout = o.idle_timeout;
+    t.max_in_flight = o.max_requests_in_flight;
+    t.on_refused = [this](const asio::ip::tcp::endpoint& peer) { log_refused(peer); };
     return t;
+  }
+
+  // One stderr line per connection closed by a limit, so that an operator sees which limit
+  // a client ran into. Ordinary ends (EOF, resets, close by the server) are not logged.
+  void log_close(const connection& c, std::error_code why) {
+    const auto& o = state.options;
+    std::string reason;
+    if (why == std::errc::message_size)
+      reason = "it sent a record mark beyond the largest record accepted (" +
+               std::to_string(record_limit(o)) + " bytes, --max-record)";
+    else if (why == std::errc::timed_out)
+      reason = "nothing complete arrived or left for " + std::to_string(o.idle_timeout.count()) +
+               " ms: idle, or a record left half-sent (--idle-timeout)";
+    else if (why == std::errc::protocol_error)
+      reason = "a request could not be handled";
+    else
+      return;
+    std::fprintf(stderr, "vnfsd: closed the connection from %s: %s\n", describe(c.remote_endpoint()).c_str(),
+                 reason.c_str());
+  }
+
+  // Refusals come in floods: the first is logged, then at most one line a second with a count.
+  void log_refused(const asio::ip::tcp::endpoint& peer) {
+    ++refused_unlogged;
+    auto now = std::chrono::steady_clock::now();
+    if (refused_logged_at && now - *refused_logged_at < std::chrono::seconds(1)) return;
+    refused_logged_at = now;
+    std::fprintf(stderr, "vnfsd: refused %llu connection(s), the last from %s: %zu open already (--max-connections)\n",
+                 static_cast<unsigned long long>(refused_unlogged), describe(peer).c_str(),
+                 state.options.max_connections);
+    refused_unlogged = 0;
+  }
+
+  static std::size_t record_limit(const server_options& o) {
+    return o.max_record != 0 ? o.max_record : std::size_t(o.max_request_size) + 64 * 1024;
+  }
+
+  static std::string describe(const asio::ip::tcp::endpoint& e) {
+    return e.address().to_string() + ":" + std::to_string(e.port());
   }
 
   void dispatch(std::shared_ptr<connection> c, std::vector<std::byte> record) {
@@ -104,6 +149,8 @@ struct vnfsd::impl {
   asio::steady_timer reaper;
   asio::signal_set signals;
   std::optional<transport::tcp::server> listener;  // set by the constructor
+  std::optional<std::chrono::steady_clock::time_point> refused_logged_at;  // io thread only
+  std::uint64_t refused_unlogged = 0;                                      // io thread only
   std::unique_ptr<transport::rdma::fabric> fabric;  // with --rdma
   std::optional<transport::rdma::rpc_server> rdma_listener;
 };

@@ -34,6 +34,16 @@ constexpr const char* usage_head =
     "'@vnfs-rdma-cma/HOST:PORT', data moves by process_vm_readv/writev, so clients need\n"
     "ptrace rights over vnfsd: same uid or root). PORT 0 picks a free port.\n"
     "\n"
+    "Limits against misbehaving or hostile TCP clients: a connection beyond\n"
+    "--max-connections is closed as soon as it is accepted; a record mark announcing more\n"
+    "than --max-record bytes closes its connection before anything is allocated for it; a\n"
+    "connection on which no complete request arrives and no reply leaves for\n"
+    "--idle-timeout seconds (idle, or a request sent in part and then stalled) is closed;\n"
+    "a connection with --max-requests-in-flight requests unanswered is not read until\n"
+    "replies leave. Each closing and refusal is reported on stderr as one line,\n"
+    "'vnfsd: closed the connection from HOST:PORT: REASON' or 'vnfsd: refused ...'.\n"
+    "A value of 0 lifts a limit.\n"
+    "\n"
     "Options";
 
 bool parse_listen(const std::string& s, std::string& host, std::uint16_t& port) {
@@ -56,6 +66,7 @@ int main(int argc, char** argv) {
   vnfs::server_options opts;
   std::string export_dir, listen, rdma;
   unsigned lease_seconds = static_cast<unsigned>(opts.lease.count());
+  unsigned idle_seconds = static_cast<unsigned>(opts.idle_timeout.count() / 1000);
   po::options_description desc(usage_head);
   desc.add_options()
       ("help,h", "print this help and exit")
@@ -69,7 +80,17 @@ int main(int argc, char** argv) {
       ("root-squash", po::bool_switch(&opts.root_squash),
        "AUTH_SYS uid 0 acts as nobody (65534)")
       ("rdma", po::value(&rdma)->value_name("PROVIDER:HOST:PORT"),
-       "also serve RPC-over-RDMA (PROVIDER: cma or verbs)");
+       "also serve RPC-over-RDMA (PROVIDER: cma or verbs)")
+      ("max-connections", po::value(&opts.max_connections)->value_name("N")->default_value(opts.max_connections),
+       "TCP connections open at once")
+      ("max-record", po::value(&opts.max_record)->value_name("BYTES"),
+       "largest request record (default 4 MiB + 128 KiB; at least 131072); sessions are "
+       "granted requests of at most BYTES - 64 KiB")
+      ("idle-timeout", po::value(&idle_seconds)->value_name("SECONDS")->default_value(idle_seconds),
+       "close a connection when nothing complete arrives or leaves for this long")
+      ("max-requests-in-flight",
+       po::value(&opts.max_requests_in_flight)->value_name("N")->default_value(opts.max_requests_in_flight),
+       "unanswered requests per connection before the server stops reading it");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -94,6 +115,10 @@ int main(int argc, char** argv) {
     if (opts.threads == 0 || opts.threads > 1024) throw po::error("--threads must be 1..1024");
     if (lease_seconds < 1 || lease_seconds > 3600) throw po::error("--lease must be 1..3600 seconds");
     opts.lease = std::chrono::seconds(lease_seconds);
+    if (opts.max_record != 0 && (opts.max_record < 131072 || opts.max_record > (std::size_t(1) << 30)))
+      throw po::error("--max-record must be 131072..1073741824 bytes (or 0 for the default)");
+    if (idle_seconds > 86400) throw po::error("--idle-timeout must be 0..86400 seconds");
+    opts.idle_timeout = std::chrono::seconds(idle_seconds);
     opts.export_dir = export_dir;
   } catch (const po::error& e) {
     std::cerr << "vnfsd: " << e.what() << "\nTry 'vnfsd --help'.\n";

@@ -1,5 +1,6 @@
 #include "vnfs/transport/tcp/connection.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 
@@ -15,6 +16,9 @@ connection::connection(passkey, asio::ip::tcp::socket socket, const options& opt
     : socket_(std::move(socket)),
       strand_(asio::make_strand(socket_.get_executor())),
       assembler_(opts.max_record_size),
+      idle_timeout_(opts.idle_timeout),
+      max_in_flight_(opts.max_in_flight),
+      idle_timer_(socket_.get_executor()),
       on_record_(std::move(on_record)),
       on_close_(std::move(on_close)) {
   boost::system::error_code ec;
@@ -25,7 +29,36 @@ connection::connection(passkey, asio::ip::tcp::socket socket, const options& opt
 connection::~connection() = default;
 
 void connection::start() {
-  asio::dispatch(strand_, [self = shared_from_this()] { self->read_next(); });
+  asio::dispatch(strand_, [self = shared_from_this()] {
+    self->last_progress_ = std::chrono::steady_clock::now();
+    self->arm_idle_timer();
+    self->read_next();
+  });
+}
+
+void connection::arm_idle_timer() {
+  if (idle_timeout_.count() <= 0 || socket_closed_) return;
+  idle_timer_.expires_at(last_progress_ + idle_timeout_);
+  idle_timer_.async_wait(asio::bind_executor(strand_, [self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->on_idle_timer();
+  }));
+}
+
+void connection::on_idle_timer() {
+  if (socket_closed_) return;
+  auto now = std::chrono::steady_clock::now();
+  bool executing;  // requests outstanding and no reply stuck in a write: the server's own time
+  {
+    std::lock_guard lock(mu_);
+    executing = in_flight_ > 0 && !writing_;
+  }
+  if (executing) {
+    last_progress_ = now;
+  } else if (now >= last_progress_ + idle_timeout_) {
+    shut(std::make_error_code(std::errc::timed_out));
+    return;
+  }
+  arm_idle_timer();
 }
 
 void connection::read_next() {
@@ -53,6 +86,8 @@ void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
   auto self = shared_from_this();
   while (auto record = assembler_.next_record()) {
     records_in_.fetch_add(1, std::memory_order_relaxed);
+    ++in_flight_;
+    last_progress_ = std::chrono::steady_clock::now();
     if (!on_record_) continue;
     try {
       on_record_(self, std::move(*record));
@@ -62,6 +97,10 @@ void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
       return;
     }
     if (socket_closed_) return;
+  }
+  if (max_in_flight_ != 0 && in_flight_ >= max_in_flight_) {
+    reading_paused_ = true;  // resumed by the write that brings in_flight_ below the limit
+    return;
   }
   read_next();
 }
@@ -100,7 +139,11 @@ void connection::write_next() {
                     asio::bind_executor(strand_, [self = shared_from_this()](const boost::system::error_code& ec,
                                                                               std::size_t n) {
                       self->bytes_out_.fetch_add(n, std::memory_order_relaxed);
-                      if (!ec) self->records_out_.fetch_add(self->inflight_.size(), std::memory_order_relaxed);
+                      if (!ec) {
+                        self->records_out_.fetch_add(self->inflight_.size(), std::memory_order_relaxed);
+                        self->in_flight_ -= std::min(self->in_flight_, self->inflight_.size());
+                        self->last_progress_ = std::chrono::steady_clock::now();
+                      }
                       self->inflight_.clear();  // releases messages and keepalives
                       self->frames_.clear();
                       self->buffers_.clear();
@@ -111,6 +154,10 @@ void connection::write_next() {
                         }
                         self->shut(ec);
                         return;
+                      }
+                      if (self->reading_paused_ && self->in_flight_ < self->max_in_flight_) {
+                        self->reading_paused_ = false;
+                        self->read_next();
                       }
                       self->write_next();
                     }));
@@ -134,6 +181,7 @@ void connection::shut(std::error_code why) {
     queue_.clear();
   }
   boost::system::error_code ignored;
+  idle_timer_.cancel();
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
   if (on_close_) {

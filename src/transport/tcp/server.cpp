@@ -22,10 +22,20 @@ struct server::impl : std::enable_shared_from_this<impl> {
   void on_accept(const boost::system::error_code& ec, asio::ip::tcp::socket socket) {
     std::unique_lock lock(mu);
     if (stopped) return;
+    if (!ec && opts.max_connections != 0 && conns.size() >= opts.max_connections) {
+      boost::system::error_code ignored;
+      auto peer = socket.remote_endpoint(ignored);
+      socket.close(ignored);
+      accept_next();
+      lock.unlock();
+      if (opts.on_refused) opts.on_refused(peer);
+      return;
+    }
     if (!ec) {
       std::weak_ptr<impl> weak = weak_from_this();
+      connection::options co{opts.max_record_size, opts.no_delay, opts.idle_timeout, opts.max_in_flight};
       auto conn = connection::create(
-          std::move(socket), connection::options{opts.max_record_size, opts.no_delay}, on_record,
+          std::move(socket), co, on_record,
           [weak](const std::shared_ptr<connection>& c, std::error_code why) {
             auto self = weak.lock();
             if (!self) return;

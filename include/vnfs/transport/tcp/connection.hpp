@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -45,12 +46,23 @@ class connection : public std::enable_shared_from_this<connection> {
   /// Receives each complete record, in arrival order. If it throws, the connection closes.
   using record_handler = std::function<void(const std::shared_ptr<connection>&, std::vector<std::byte> record)>;
   /// Called once when the connection closes. The code is empty after close(); otherwise it
-  /// says why: EOF/read or write errors, or errc::message_size for an oversize record.
+  /// says why: EOF/read or write errors, errc::message_size for an oversize record,
+  /// errc::timed_out when options::idle_timeout ran out.
   using close_handler = std::function<void(const std::shared_ptr<connection>&, std::error_code)>;
 
   struct options {
     std::size_t max_record_size = default_max_record_size;
     bool no_delay = true;  // RPC is request/response: never wait for Nagle
+    /// Limits against a peer that misbehaves (0: no limit).
+    /// idle_timeout: the connection closes (errc::timed_out) when this long passes with no
+    /// complete record arriving and no reply written, while no request is outstanding. A
+    /// record sent half and then stalled (slow-loris), or trickled, cannot keep it open.
+    std::chrono::milliseconds idle_timeout{0};
+    /// max_in_flight: reading pauses while this many records were delivered and fewer
+    /// messages were written back (a server's requests not yet answered), so a peer that
+    /// pipelines calls without reading the replies holds a bounded amount of memory. Meant
+    /// for request/response use, one message sent per record received.
+    std::size_t max_in_flight = 0;
   };
 
   static std::shared_ptr<connection> create(asio::ip::tcp::socket socket, const options& opts,
@@ -94,11 +106,19 @@ class connection : public std::enable_shared_from_this<connection> {
   void on_read(const boost::system::error_code& ec, std::size_t n);
   void write_next();
   void shut(std::error_code why);  // on the strand
+  void arm_idle_timer();           // on the strand
+  void on_idle_timer();            // on the strand
 
   asio::ip::tcp::socket socket_;
   asio::strand<asio::any_io_executor> strand_;
   asio::ip::tcp::endpoint remote_;
   rpc::record_assembler assembler_;  // strand only
+  std::chrono::milliseconds idle_timeout_;
+  std::size_t max_in_flight_;
+  asio::steady_timer idle_timer_;                       // strand only
+  std::chrono::steady_clock::time_point last_progress_;  // strand only: last record in or reply out
+  std::size_t in_flight_ = 0;                           // strand only: records in - messages written
+  bool reading_paused_ = false;                         // strand only: held back by max_in_flight
   record_handler on_record_;
   close_handler on_close_;
 

@@ -1,6 +1,7 @@
 // vnfs TCP transport: accepts connections and delivers their RPC records.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -26,6 +27,14 @@ class server {
     bool no_delay = true;
     bool reuse_address = true;
     int backlog = asio::socket_base::max_listen_connections;
+    /// Limits against misbehaving peers, 0 for none. A connection accepted while
+    /// max_connections are open is closed at once (on_refused is told); idle_timeout and
+    /// max_in_flight apply to every connection (connection::options).
+    std::size_t max_connections = 0;
+    std::chrono::milliseconds idle_timeout{0};
+    std::size_t max_in_flight = 0;
+    /// Called (on the io thread) with the peer of each connection refused by max_connections.
+    std::function<void(const asio::ip::tcp::endpoint&)> on_refused;
   };
   using record_handler = connection::record_handler;
   using close_handler = connection::close_handler;

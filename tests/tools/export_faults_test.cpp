@@ -1,0 +1,160 @@
+// Refusals from vnfsd's own file system, end to end: an export that fills up answers
+// NFS4ERR_NOSPC and keeps what was written before the failure; an export that is remounted
+// read-only under a running vnfsd answers NFS4ERR_ROFS. The client reports both as error
+// codes of its vectorized calls, and the vnfs command line as one line naming the path.
+//
+// The exports are small tmpfs mounts in a private mount namespace of this test process
+// (vnfsd and vnfs, its children, share it; the host's mounts are never touched). Where the
+// process may not make one (not root, or already multithreaded), the cases warn and stop.
+#include <sched.h>
+#include <sys/mount.h>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "vnfs/client.hpp"
+#include "vnfs/nfs4/status.hpp"
+#include "vnfs/test/temp_dir.hpp"
+#include "vnfs/test/vnfsd_process.hpp"
+#include "vnfs_cli_support.hpp"
+
+using vnfs::nfs4::nfsstat4;
+using vnfs::test::temp_dir;
+using vnfs::test::vnfsd_process;
+using bytes = std::vector<std::byte>;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kib = 1024;
+
+/// Once per process, before any thread exists: a mount namespace of its own, mounts private.
+bool private_mounts() {
+  static const bool ok = ::unshare(CLONE_NEWNS) == 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0;
+  return ok;
+}
+
+/// A tmpfs of `size` bytes on `dir` (created); in the private namespace, so it goes with it.
+bool mount_tmpfs(const fs::path& dir, std::size_t size) {
+  fs::create_directories(dir);
+  const std::string opts = "size=" + std::to_string(size) + ",mode=0755";
+  return ::mount("tmpfs", dir.c_str(), "tmpfs", 0, opts.c_str()) == 0;
+}
+
+bytes pattern(std::size_t n) {
+  bytes b(n);
+  for (std::size_t i = 0; i < n; ++i) b[i] = std::byte((i * 131 + i / 4096) % 251 + 1);  // never 0
+  return b;
+}
+
+bytes read_local(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(in)), {});
+  bytes b(s.size());
+  std::memcpy(b.data(), s.data(), s.size());
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("a full export: NFS4ERR_NOSPC, what came before the failure intact, the path named") {
+  if (!private_mounts()) {
+    WARN("no private mount namespace here (unshare(CLONE_NEWNS) refused): the full-export case is not run");
+    return;
+  }
+  temp_dir holder;
+  const fs::path exp = holder.path() / "fs";
+  REQUIRE(mount_tmpfs(exp, 1024 * kib));
+  {
+    vnfsd_process server(exp);
+    const std::string url = "nfs://127.0.0.1:" + std::to_string(server.port()) + "/";
+    vnfs::client c = vnfs::client::connect(url);
+
+    // 4 MiB into a 1 MiB file system, in one call.
+    const bytes data = pattern(4096 * kib);
+    std::vector<vnfs::vio> w{vnfs::vio(vnfs::vfile("big"), 0, std::span<const std::byte>(data),
+                                       vnfs::vio_flags::create | vnfs::vio_flags::truncate)};
+    vnfs::vresult r = c.vwrite(w);
+    CHECK(r.error == nfsstat4::NFS4ERR_NOSPC);
+    CHECK(r.error == std::errc::no_space_on_device);
+    CHECK(r.failed_index == 0);
+    // What reached the disk is the data where it landed: WRITEs of one call run
+    // concurrently, so a refused piece may leave a hole (zeros) below a written one, never
+    // other bytes; and the file holds less than was sent.
+    const bytes disk = read_local(exp / "big");
+    CHECK(disk.size() < data.size());
+    std::size_t landed = 0, wrong = 0;
+    for (std::size_t i = 0; i < disk.size(); ++i) {
+      if (disk[i] == data[i]) ++landed;
+      else if (disk[i] != std::byte{0}) ++wrong;
+    }
+    CHECK(wrong == 0);
+    CHECK(landed > 0);
+
+    // The command line: one line naming the destination and the reason, exit code 1.
+    temp_dir local;
+    {
+      std::ofstream out(local.path() / "payload", std::ios::binary);
+      out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+    }
+    vnfs::test::run_result cli = vnfs::test::vnfs_cli({"put", (local.path() / "payload").string(), url + "copy"});
+    INFO(cli.err);
+    CHECK(cli.code == 1);
+    CHECK(cli.err.find("copy") != std::string::npos);
+    CHECK(cli.err.find("No space left on device") != std::string::npos);
+    CHECK(std::count(cli.err.begin(), cli.err.end(), '\n') == 1);
+    REQUIRE(server.running());
+  }
+  CHECK(::umount2(exp.c_str(), MNT_DETACH) == 0);
+}
+
+TEST_CASE("an export remounted read-only under vnfsd: NFS4ERR_ROFS, the path named") {
+  if (!private_mounts()) {
+    WARN("no private mount namespace here (unshare(CLONE_NEWNS) refused): the read-only case is not run");
+    return;
+  }
+  temp_dir holder;
+  const fs::path exp = holder.path() / "fs";
+  REQUIRE(mount_tmpfs(exp, 1024 * kib));
+  {
+    std::ofstream(exp / "kept") << "kept bytes";
+    vnfsd_process server(exp);  // makes its filehandle key while the export is writable
+    REQUIRE(::mount(nullptr, exp.c_str(), nullptr, MS_REMOUNT | MS_RDONLY, "size=1048576") == 0);
+    const std::string url = "nfs://127.0.0.1:" + std::to_string(server.port()) + "/";
+    vnfs::client c = vnfs::client::connect(url);
+
+    const bytes data = pattern(8 * kib);
+    for (const char* name : {"new", "kept"}) {
+      std::vector<vnfs::vio> w{vnfs::vio(vnfs::vfile(name), 0, std::span<const std::byte>(data),
+                                         vnfs::vio_flags::create | vnfs::vio_flags::truncate)};
+      vnfs::vresult r = c.vwrite(w);
+      INFO(name);
+      CHECK(r.error == nfsstat4::NFS4ERR_ROFS);
+      CHECK(r.error == std::errc::read_only_file_system);
+    }
+    std::vector<std::string> gone{"kept"};
+    CHECK(c.vremove(gone).error == nfsstat4::NFS4ERR_ROFS);
+    // Reading still works, and nothing changed.
+    bytes back(64);
+    std::vector<vnfs::vio> rd{vnfs::vio(vnfs::vfile("kept"), 0, std::span<std::byte>(back))};
+    REQUIRE(c.vread(rd).ok());
+    CHECK(rd[0].bytes == 10);
+    CHECK(!fs::exists(exp / "new"));
+
+    temp_dir local;
+    std::ofstream(local.path() / "payload") << "x";
+    vnfs::test::run_result cli = vnfs::test::vnfs_cli({"put", (local.path() / "payload").string(), url + "copy"});
+    INFO(cli.err);
+    CHECK(cli.code == 1);
+    CHECK(cli.err.find("copy") != std::string::npos);
+    CHECK(cli.err.find("Read-only file system") != std::string::npos);
+    REQUIRE(server.running());
+  }
+  CHECK(::umount2(exp.c_str(), MNT_DETACH) == 0);
+}
