@@ -34,6 +34,9 @@ server::server_options vnfsd_options(const server_options& o) {
   s.rdma_provider = o.rdma_provider;
   s.rdma_host = o.rdma_host;
   s.rdma_port = o.rdma_port;
+  s.recovery_dir = o.recovery_dir;
+  s.grace = o.grace;
+  s.grace_period = o.grace_period;
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <deque>
 #include <future>
+#include <list>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -36,6 +37,8 @@ struct call {
   std::vector<std::shared_ptr<registration>> registered;  // regions the payloads lie in
   bool cachethis = false;  // ask the server to cache the reply (calls that must not run twice)
   bool sequenced = true;
+  std::chrono::milliseconds grace_wait{0};  // the last back-off after NFS4ERR_GRACE (none yet: 0)
+  clock_type::time_point grace_since{};     // the first NFS4ERR_GRACE
   std::uint32_t slot = 0;
   std::uint32_t xid = 0;
   std::shared_ptr<xdr::encoder> request;  // RPC call; references WRITE data (zero-copy)
@@ -55,18 +58,19 @@ read_plan plan_reads(const std::vector<nfs4::nfs_argop4>& ops, std::vector<std::
   return p;
 }
 
+/// Whether running the operation twice has the effect of running it once.
+bool repeatable(const nfs4::nfs_argop4& op) {
+  return std::holds_alternative<nfs4::PUTFH4args>(op) || std::holds_alternative<nfs4::PUTROOTFH4args>(op) ||
+         std::holds_alternative<nfs4::LOOKUP4args>(op) || std::holds_alternative<nfs4::GETFH4args>(op) ||
+         std::holds_alternative<nfs4::GETATTR4args>(op) || std::holds_alternative<nfs4::READ4args>(op) ||
+         std::holds_alternative<nfs4::READLINK4args>(op) || std::holds_alternative<nfs4::READDIR4args>(op);
+}
+
 /// Whether running the COMPOUND twice has the effect of running it once. Only the replies
 /// of the others need the server's reply cache: a READ of 1 MiB does not fit in it (the
 /// server answers NFS4ERR_REP_TOO_BIG_TO_CACHE when asked to cache it).
 bool idempotent(const std::vector<nfs4::nfs_argop4>& ops) {
-  for (std::size_t i = 1; i < ops.size(); ++i) {
-    if (!std::holds_alternative<nfs4::PUTFH4args>(ops[i]) && !std::holds_alternative<nfs4::PUTROOTFH4args>(ops[i]) &&
-        !std::holds_alternative<nfs4::LOOKUP4args>(ops[i]) && !std::holds_alternative<nfs4::GETFH4args>(ops[i]) &&
-        !std::holds_alternative<nfs4::GETATTR4args>(ops[i]) && !std::holds_alternative<nfs4::READ4args>(ops[i]) &&
-        !std::holds_alternative<nfs4::READLINK4args>(ops[i]) && !std::holds_alternative<nfs4::READDIR4args>(ops[i]))
-      return false;
-  }
-  return true;
+  return std::all_of(ops.begin() + 1, ops.end(), repeatable);
 }
 
 struct slot_state {
@@ -110,7 +114,10 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   mutable std::mutex limits_mu;     // fore is read by other threads (limits())
   std::uint32_t ops_cap = UINT32_MAX;  // operations per COMPOUND the server really takes (limits_mu)
   std::error_code last_error;       // of the lost connection, for what fails after retries
-  bool reclaiming = false;  // RECLAIM_COMPLETE of a new client ID in flight: others wait
+  bool reclaiming = false;  // reclaims or RECLAIM_COMPLETE of a new client ID in flight: others wait
+  bool state_lost = false;  // the last EXCHANGE_ID made a new client record: reclaim the opens
+  open_reclaims opens;
+  std::list<std::unique_ptr<call>> in_grace;  // waiting out a server's grace period (retry_in_grace)
 
   std::mutex submit_mu;  // orders submit() against the end of the I/O thread
   bool stopped = false;  // guarded by submit_mu
@@ -205,6 +212,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       // sent again as new requests (NFS4ERR_RETRY_UNCACHED_REP below).
       seq.sa_cachethis = c->cachethis;
       c->ops[0] = seq;
+      opens.translate(c->ops);  // the stateids of opens reclaimed after a server restart
       encode(*c);
       count_write_payload(*c);
       send(std::move(c));
@@ -349,6 +357,10 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       sl.seqid = seq->resok4.sr_sequenceid;
       std::uint32_t target = seq->resok4.sr_target_highest_slotid + 1;
       usable_slots = std::clamp<std::uint32_t>(target, 1, static_cast<std::uint32_t>(slots.size()));
+      if (retry_in_grace(c, reply)) {
+        sl.busy = false;
+        return pump();
+      }
     }
     sl.busy = false;
     c->done(ec, reply);
@@ -439,8 +451,37 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       if (ec) return self->session_failed(ec, ready);
       self->clientid = res->resok4.eir_clientid;
       self->create_seq = res->resok4.eir_sequenceid;
+      self->state_lost = (res->resok4.eir_flags & nfs4::EXCHGID4_FLAG_CONFIRMED_R) == 0;
       self->create_session(ready);
     });
+  }
+
+  /// A COMPOUND that a server in its grace period refused with NFS4ERR_GRACE (RFC 8881
+  /// §8.4.2.1) before any operation with an effect ran is sent again later: after 100 ms,
+  /// doubling up to 1 s, for at most two leases; after that its caller gets NFS4ERR_GRACE.
+  /// Takes `c` when it does.
+  bool retry_in_grace(std::unique_ptr<call>& c, const compound_reply& r) {
+    if (r.res.status != nfsstat4::NFS4ERR_GRACE || r.res.resarray.size() > c->ops.size()) return false;
+    const std::size_t failed = r.res.resarray.size() - 1;  // its index in ops too (SEQUENCE is 0)
+    if (failed < 1 || !std::all_of(c->ops.begin() + 1, c->ops.begin() + failed, repeatable)) return false;
+    const auto now = clock_type::now();
+    if (c->grace_wait.count() == 0) c->grace_since = now;
+    if (now - c->grace_since > 2 * lease) return false;
+    c->grace_wait = std::min<std::chrono::milliseconds>(
+        c->grace_wait.count() == 0 ? std::chrono::milliseconds(100) : 2 * c->grace_wait, std::chrono::seconds(1));
+    auto timer = std::make_shared<asio::steady_timer>(io, c->grace_wait);
+    call* parked = c.get();
+    in_grace.push_back(std::move(c));
+    timer->async_wait([self = shared_from_this(), timer, parked](boost::system::error_code) {
+      auto it = std::find_if(self->in_grace.begin(), self->in_grace.end(),
+                             [parked](const auto& p) { return p.get() == parked; });
+      if (it == self->in_grace.end()) return;  // failed meanwhile (closing)
+      self->waiting.push_back(std::move(*it));
+      self->in_grace.erase(it);
+      self->n_retrans++;
+      self->pump();
+    });
+    return true;
   }
 
   void create_session(std::promise<void>* ready) {
@@ -468,8 +509,39 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       self->usable_slots = static_cast<std::uint32_t>(self->slots.size());
       self->have_session = true;
       self->recovering = false;
-      self->reclaim_complete(ready);
+      self->reclaim_opens(self->state_lost ? self->opens.all() : std::vector<open_reclaims::open>{}, 0, ready);
     });
+  }
+
+  /// The server lost this client's state (a new client record: it restarted, or the lease
+  /// ran out): the files still open are reclaimed one by one, OPEN with CLAIM_PREVIOUS
+  /// (RFC 8881 §8.4.2.1), then RECLAIM_COMPLETE. An open the server does not give back
+  /// (NFS4ERR_NO_GRACE without a grace period, NFS4ERR_RECLAIM_BAD, ...) stays lost: I/O
+  /// through it answers as before (NFS4ERR_STALE_STATEID and kin).
+  void reclaim_opens(std::vector<open_reclaims::open> todo, std::size_t i, std::promise<void>* ready) {
+    if (i == todo.size()) return reclaim_complete(ready);
+    nfs4::OPEN4args o;
+    o.share_access = todo[i].access;
+    o.share_deny = nfs4::OPEN4_SHARE_DENY_NONE;
+    o.owner = {clientid, todo[i].owner};
+    o.openhow.opentype = nfs4::opentype4::OPEN4_NOCREATE;
+    o.claim.claim = nfs4::open_claim_type4::CLAIM_PREVIOUS;
+    o.claim.delegate_type = nfs4::open_delegation_type4::OPEN_DELEGATE_NONE;
+    auto c = std::make_unique<call>();
+    c->ops = {nfs4::nfs_argop4{}, nfs4::PUTFH4args{todo[i].fh}, o};
+    c->cachethis = true;
+    c->done = [self = shared_from_this(), todo = std::move(todo), i, ready](std::error_code ec,
+                                                                         compound_reply& r) mutable {
+      const auto* open = r.res.resarray.size() == 3 ? std::get_if<nfs4::OPEN4res>(&r.res.resarray[2]) : nullptr;
+      if (!ec && open != nullptr && open->status == nfsstat4::NFS4_OK)
+        self->opens.reclaimed(todo[i].first, open->resok4.stateid);
+      else
+        self->opens.lost(todo[i].first);
+      self->reclaim_opens(std::move(todo), i + 1, ready);
+    };
+    reclaiming = true;
+    waiting.push_front(std::move(c));
+    pump_front();
   }
 
   /// A new client ID has nothing to reclaim: RECLAIM_COMPLETE before anything else, or a
@@ -508,6 +580,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     auto running = std::move(inflight);
     waiting.clear();
     inflight.clear();
+    for (auto& c : in_grace) queued.push_back(std::move(c));
+    in_grace.clear();
     for (auto& s : slots) s.busy = false;
     for (auto& c : queued) {
       compound_reply empty;
@@ -682,6 +756,8 @@ void session_engine::limit_operations(std::uint32_t n) {
 }
 
 void session_engine::note_copied(std::size_t n) { impl_->n_copied += n; }
+
+open_reclaims& session_engine::reclaims() { return impl_->opens; }
 
 void session_engine::set_lease(std::chrono::seconds lease) {
   // Re-arms the renewal timer: its first wait was for the default lease.
