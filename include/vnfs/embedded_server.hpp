@@ -18,7 +18,7 @@ namespace vnfs {
 /// What an embedded server serves and where it listens.
 struct server_options {
   /// The directory exported as the root of the server's namespace (nfs://HOST:PORT/a names
-  /// export_dir/a; nothing outside it is touched). Empty: a fresh temporary directory, removed
+  /// export_dir/a; nothing outside it is touched but recovery_dir below). Empty: a fresh temporary directory, removed
   /// again when the server is destroyed.
   std::filesystem::path export_dir;
   std::string host = "127.0.0.1";  ///< address (or name) of the TCP listener
@@ -51,6 +51,18 @@ struct server_options {
   /// written); beyond it the server stops reading that connection until replies leave.
   /// 0: no limit.
   std::size_t max_requests_in_flight = 128;
+  // Recovery after a restart (RFC 8881 §8.4.2). The owners of the clients that hold state
+  // are kept on stable storage; a server started on an export that has such records gives
+  // those clients a grace period to reclaim their opens and locks, during which nobody else
+  // gets new ones.
+  /// Where the client records live. Empty: a directory `.vnfsd-recovery` in the export root,
+  /// which clients can neither see nor touch. Otherwise a directory outside the export.
+  std::filesystem::path recovery_dir;
+  /// false: start without a grace period and forget the records (a fresh export).
+  bool grace = true;
+  /// The longest grace period; 0: one lease. It ends early once every client of before has
+  /// sent RECLAIM_COMPLETE or is gone.
+  std::chrono::seconds grace_period{0};
 };
 
 /// An NFSv4.1 server (vnfsd) for one export, in this process.

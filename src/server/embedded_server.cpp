@@ -47,6 +47,9 @@ server::server_options vnfsd_options(const server_options& o) {
   if (o.max_record != 0) s.max_request_size = static_cast<std::uint32_t>(std::min<std::size_t>(s.max_request_size, o.max_record - record_headroom));
   s.idle_timeout = o.idle_timeout;
   s.max_requests_in_flight = o.max_requests_in_flight;
+  s.recovery_dir = o.recovery_dir;
+  s.grace = o.grace;
+  s.grace_period = o.grace_period;
   return s;
 }
 

@@ -22,6 +22,18 @@ struct server_options {
   std::string rdma_host = "127.0.0.1";
   std::uint16_t rdma_port = 20049;  ///< 0: pick a free port
 
+  // Recovery after a restart (RFC 8881 §8.4.2; docs/server_state.md).
+  /// Where the stable client records live (client_records). Empty: `recovery_name` in the
+  /// export root, which clients can neither see nor touch.
+  std::filesystem::path recovery_dir;
+  /// false: start without a grace period whatever the records say, and forget them (a fresh
+  /// export, or clients known to hold nothing).
+  bool grace = true;
+  /// How long the grace period after a start that found records lasts at most; 0: one lease.
+  std::chrono::seconds grace_period{0};
+  /// The default recovery directory's name in the export root.
+  static constexpr const char* recovery_name = ".vnfsd-recovery";
+
   // The most CREATE_SESSION grants on the fore channel (a client asking for less gets what it
   // asked for). Large on purpose: the vectorized client packs hundreds of operations and
   // megabytes of data into one COMPOUND.

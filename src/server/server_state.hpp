@@ -15,6 +15,9 @@ namespace vnfs::server {
 struct server_state {
   explicit server_state(server_options opts);
 
+  /// Where the stable client records of `o` live.
+  static std::filesystem::path recovery_dir_of(const server_options& o);
+
   const server_options options;
   const fs::export_root exp;
   /// Differs on every start: part of client IDs, session IDs and the write verifier, so
@@ -22,6 +25,9 @@ struct server_state {
   const std::uint64_t boot_id;
   /// WRITE/COMMIT verifier (RFC 8881 §18.32.3): changes when unstable data may have been lost.
   const nfs4::verifier4 write_verifier;
+  /// Whether the stable client records are in the export root (server_options::recovery_name),
+  /// where the handlers hide them from clients (ops_detail::check_hidden).
+  const bool recovery_in_export;
   client_table clients;
   open_state_table opens;
 };

@@ -244,7 +244,8 @@ TEST_CASE("close while replies are held: every operation completes once with err
   p.hold(dir::to_client, false);
 }
 
-TEST_CASE("vnfsd restarts under an open client: a new session; old open state is stale", "[client][fault]") {
+TEST_CASE("vnfsd restarts under an open client: a new session, the open is reclaimed (RFC 8881 "
+          "§8.4.2.1) and keeps working", "[client][fault]") {
   test::temp_dir export_dir("vnfs-client-restart");
   test::vnfsd_process server(export_dir.path());
   client c = client::connect("nfs://" + server.host() + ":" + std::to_string(server.port()) + "/");
@@ -256,27 +257,77 @@ TEST_CASE("vnfsd restarts under an open client: a new session; old open state is
   auto s0 = c.stats();
   server.restart();
   // The client notices the lost connection, reconnects, finds its session gone
-  // (BIND_CONN_TO_SESSION: NFS4ERR_BADSESSION) and makes a new client ID and session.
+  // (BIND_CONN_TO_SESSION: NFS4ERR_BADSESSION) and makes a new client ID and session. The
+  // server kept the client's owner, so it is in its grace period: the client reclaims its
+  // open (OPEN with CLAIM_PREVIOUS), then sends RECLAIM_COMPLETE, which ends the period (it
+  // was the server's only client).
   file_stat st = c.stat("f");
   CHECK(st.size == 5000);
   auto d = c.stats() - s0;
   CHECK(d.reconnects >= 1);
 
-  // The open of before the restart is unknown to the new server.
+  // The open of before works: reads and writes through it, then its CLOSE.
+  std::vector<std::byte> back(5000);
+  CHECK(c.pread(f, 0, std::span<std::byte>(back)) == 5000);
+  CHECK(back == data);
+  const std::vector<std::byte> abc{std::byte{'a'}, std::byte{'b'}, std::byte{'c'}};
+  CHECK(c.pwrite(f, 10, std::span<const std::byte>(abc)) == 3);
+  CHECK_NOTHROW(c.close(f));
+
+  // New opens work at once (the grace period is over), and see the data.
+  file g = c.open("f", O_RDONLY);
+  CHECK(c.pread(g, 0, std::span<std::byte>(back)) == 5000);
+  std::copy(abc.begin(), abc.end(), data.begin() + 10);
+  CHECK(back == data);
+  c.close(g);
+}
+
+TEST_CASE("vnfsd restarted without grace (--no-grace): the open cannot be reclaimed and is "
+          "stale; new opens work", "[client][fault]") {
+  test::temp_dir export_dir("vnfs-client-restart-nograce");
+  test::vnfsd_process server(export_dir.path(), {"--no-grace"});
+  client c = client::connect("nfs://" + server.host() + ":" + std::to_string(server.port()) + "/");
+  auto data = write_file(c, "f", 5000, 6);
+  file f = c.open("f", O_RDWR);
+  server.restart();
+  CHECK(c.stat("f").size == 5000);
+  // The reclaim was refused (NFS4ERR_NO_GRACE): the open of before is unknown.
   std::vector<std::byte> back(5000);
   std::error_code ec = error_of([&] { c.pread(f, 0, std::span<std::byte>(back)); });
   INFO("pread on the old open: " << ec.message());
-  CHECK(ec);
   CHECK(is_stale_state(ec));
   ec = error_of([&] { c.close(f); });
   INFO("close of the old open: " << ec.message());
   CHECK(is_stale_state(ec));
-
-  // New opens work, and see the data.
   file g = c.open("f", O_RDONLY);
   CHECK(c.pread(g, 0, std::span<std::byte>(back)) == 5000);
   CHECK(back == data);
   c.close(g);
+}
+
+TEST_CASE("a client whose server is in its grace period for another client waits it out "
+          "(NFS4ERR_GRACE, sent again)", "[client][fault]") {
+  test::temp_dir export_dir("vnfs-client-grace-wait");
+  test::vnfsd_process server(export_dir.path(), {"--grace", "3"});
+  tcp_proxy p(server.host(), server.port());
+  client away = client::connect("nfs://127.0.0.1:" + std::to_string(p.port()) + "/");
+  file held = away.open("a", O_CREAT | O_RDWR, 0644);  // the server records this client
+  client c = client::connect("nfs://" + server.host() + ":" + std::to_string(server.port()) + "/");
+  CHECK(c.stat("").type == file_type::directory);
+
+  p.hold(dir::to_server, true);  // `away` cannot come back to reclaim
+  server.restart();
+  // c comes back and completes at once, but the server waits for `away` until its 3 s are up:
+  // c's OPEN answers NFS4ERR_GRACE until then, and the client sends it again.
+  auto s0 = c.stats();
+  file g = c.open("b", O_CREAT | O_RDWR, 0644);
+  auto d = c.stats() - s0;
+  CHECK(d.retransmissions >= 1);
+  c.close(g);
+  CHECK(std::filesystem::exists(export_dir.path() / "b"));
+  p.hold(dir::to_server, false);
+  // `away` comes back after the period: its open could not be reclaimed.
+  CHECK(is_stale_state(error_of([&] { away.close(held); })));
 }
 
 TEST_CASE("a client silent for longer than the lease keeps it by renewing", "[client][fault][lease]") {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -103,4 +104,33 @@ TEST_CASE("embedded_server: RPC-over-RDMA (cma) beside TCP, and its URL") {
   server.start();
   write_remote(server.rdma_url(), "over_rdma.txt", "over rdma\n");
   CHECK(read_local(server.export_dir() / "over_rdma.txt") == "over rdma\n");
+}
+
+TEST_CASE("embedded_server: the client records go to recovery_dir, never inside the export; "
+          "grace = false forgets them") {
+  vnfs::test::temp_dir exp("vnfs-embedded-grace"), outside("vnfs-embedded-rec");
+  const fs::path rec = outside.path() / "records";
+  {
+    vnfs::embedded_server server(vnfs::server_options{.export_dir = exp.path(), .recovery_dir = rec});
+    server.start();
+    vnfs::client c = vnfs::client::connect(server.url());
+    vnfs::file f = c.open("f", O_WRONLY | O_CREAT, 0644);
+    // The open client is recorded (its owner, in hex, after its principal).
+    const std::string records = read_local(rec / "clients");
+    CHECK(records.rfind("vnfsd-clients 1\n1 ", 0) == 0);
+    CHECK(std::count(records.begin(), records.end(), '\n') == 2);
+    CHECK_FALSE(fs::exists(exp.path() / ".vnfsd-recovery"));
+    c.close(f);
+    c.close();  // DESTROY_CLIENTID: no longer recorded
+    CHECK(read_local(rec / "clients") == "vnfsd-clients 1\n");
+  }
+  CHECK_THROWS_AS(vnfs::embedded_server(vnfs::server_options{.export_dir = exp.path(),
+                                                             .recovery_dir = exp.path() / "r"}),
+                  std::runtime_error);
+  {
+    std::ofstream(rec / "clients") << "vnfsd-clients 1\n1 0 0 6f6c64\n";  // a client of before
+    vnfs::embedded_server server(vnfs::server_options{.export_dir = exp.path(), .recovery_dir = rec,
+                                                      .grace = false});
+    CHECK(read_local(rec / "clients") == "vnfsd-clients 1\n");
+  }
 }

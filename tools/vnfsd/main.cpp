@@ -20,9 +20,10 @@ constexpr const char* usage_head =
     "\n"
     "Serves the directory DIR over NFSv4.1 (RFC 8881) on TCP. DIR is the root of the\n"
     "server's namespace: nfs://HOST:PORT/a/b names DIR/a/b. Nothing outside DIR is ever\n"
-    "read or written. Filehandles stay valid across restarts on the same DIR (the key that\n"
-    "authenticates them is kept in DIR's trusted.vnfs.fhkey extended attribute, so vnfsd\n"
-    "runs as root and DIR must be on a file system with extended attributes).\n"
+    "read or written, except a --recovery-dir. Filehandles stay valid across restarts on the\n"
+    "same DIR (the key that authenticates them is kept in DIR's trusted.vnfs.fhkey extended\n"
+    "attribute, so vnfsd runs as root and DIR must be on a file system with extended\n"
+    "attributes).\n"
     "\n"
     "Once listening it prints one line, 'vnfsd listening on tcp://HOST:PORT' (and with\n"
     "--rdma a second one, 'vnfsd listening on rdma+PROVIDER://HOST:PORT'), and serves\n"
@@ -43,6 +44,13 @@ constexpr const char* usage_head =
     "replies leave. Each closing and refusal is reported on stderr as one line,\n"
     "'vnfsd: closed the connection from HOST:PORT: REASON' or 'vnfsd: refused ...'.\n"
     "A value of 0 lifts a limit.\n"
+    "\n"
+    "Restarts (RFC 8881 §8.4.2): vnfsd keeps the owner of every client that holds opens or\n"
+    "locks in a recovery directory (by default DIR/.vnfsd-recovery, which clients can\n"
+    "neither see nor touch; --recovery-dir puts it outside DIR). Started on records left\n"
+    "by an earlier run, it gives those clients a grace period to reclaim their state:\n"
+    "until each has sent RECLAIM_COMPLETE or is gone, or --grace runs out, new opens and\n"
+    "locks answer NFS4ERR_GRACE. --no-grace starts at once and forgets the records.\n"
     "\n"
     "Options";
 
@@ -67,6 +75,9 @@ int main(int argc, char** argv) {
   std::string export_dir, listen, rdma;
   unsigned lease_seconds = static_cast<unsigned>(opts.lease.count());
   unsigned idle_seconds = static_cast<unsigned>(opts.idle_timeout.count() / 1000);
+  unsigned grace_seconds = 0;
+  std::string recovery_dir;
+  bool no_grace = false;
   po::options_description desc(usage_head);
   desc.add_options()
       ("help,h", "print this help and exit")
@@ -90,7 +101,13 @@ int main(int argc, char** argv) {
        "close a connection when nothing complete arrives or leaves for this long")
       ("max-requests-in-flight",
        po::value(&opts.max_requests_in_flight)->value_name("N")->default_value(opts.max_requests_in_flight),
-       "unanswered requests per connection before the server stops reading it");
+       "unanswered requests per connection before the server stops reading it")
+      ("recovery-dir", po::value(&recovery_dir)->value_name("DIR"),
+       "keep the client records here, outside the export (default: DIR/.vnfsd-recovery)")
+      ("grace", po::value(&grace_seconds)->value_name("SECONDS"),
+       "longest grace period after a restart (default: the lease)")
+      ("no-grace", po::bool_switch(&no_grace),
+       "start without a grace period, forgetting the clients of earlier runs");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -119,6 +136,16 @@ int main(int argc, char** argv) {
       throw po::error("--max-record must be 131072..1073741824 bytes (or 0 for the default)");
     if (idle_seconds > 86400) throw po::error("--idle-timeout must be 0..86400 seconds");
     opts.idle_timeout = std::chrono::seconds(idle_seconds);
+    if (vm.count("grace") && (grace_seconds < 1 || grace_seconds > 3600))
+      throw po::error("--grace must be 1..3600 seconds");
+    if (vm.count("grace") && no_grace) throw po::error("--grace and --no-grace exclude each other");
+    opts.grace_period = std::chrono::seconds(grace_seconds);
+    opts.grace = !no_grace;
+    if (!recovery_dir.empty()) {
+      if (std::filesystem::exists(recovery_dir) && !std::filesystem::is_directory(recovery_dir))
+        throw po::error("--recovery-dir: '" + recovery_dir + "' is not a directory");
+      opts.recovery_dir = recovery_dir;
+    }
     opts.export_dir = export_dir;
   } catch (const po::error& e) {
     std::cerr << "vnfsd: " << e.what() << "\nTry 'vnfsd --help'.\n";

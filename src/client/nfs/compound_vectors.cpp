@@ -406,13 +406,15 @@ void compound_vectors::vopen(std::span<vopen_item> items, vresult* out, done_fn 
     vopen_item& v = items[i];
     std::string name;
     planned_item it = in_parent(v.path, name);
-    it.ops.push_back(make(open_args(name, v.flags, v.mode, next_owner_()), i, open_result_estimate,
+    OPEN4args args = open_args(name, v.flags, v.mode, next_owner_());
+    open_reclaims::open held{{}, {}, args.owner.owner, args.share_access};
+    it.ops.push_back(make(std::move(args), i, open_result_estimate,
                           [stateids, i](nfs_resop4& r) -> std::error_code {
                             (*stateids)[i] = std::get<OPEN4res>(r).resok4.stateid;
                             return {};
                           }));
     if ((v.flags & O_TRUNC) && !(v.flags & O_CREAT) && (v.flags & O_ACCMODE) != O_RDONLY) it.ops.push_back(truncate_op(i));
-    it.ops.push_back(make(GETFH4args{}, i, getfh_result_estimate, [stateids, i, &v](nfs_resop4& r) -> std::error_code {
+    it.ops.push_back(make(GETFH4args{}, i, getfh_result_estimate, [this, held, stateids, i, &v](nfs_resop4& r) mutable -> std::error_code {
       auto f = std::make_shared<nfs_open_file>();
       f->path = v.path;
       f->flags = v.flags;
@@ -420,6 +422,9 @@ void compound_vectors::vopen(std::span<vopen_item> items, vresult* out, done_fn 
       f->io_stateid = f->stateid;
       f->io_stateid.seqid = 0;
       f->fh = std::get<GETFH4res>(r).resok4.object;
+      held.first = f->stateid;
+      held.fh = f->fh;
+      engine_.reclaims().add(std::move(held));
       v.result = file(std::move(f));
       return {};
     }));
@@ -454,7 +459,10 @@ void compound_vectors::vclose(std::span<const file> files, vresult* out, done_fn
         if (std::get<COMMIT4res>(r).resok4.writeverf != verf) return std::make_error_code(std::errc::io_error);
         return {};
       }));
-    it.ops.push_back(make(CLOSE4args{0, of->stateid}, i, 32));
+    it.ops.push_back(make(CLOSE4args{0, of->stateid}, i, 32, [this, first = of->stateid](nfs_resop4&) -> std::error_code {
+      engine_.reclaims().remove(first);
+      return {};
+    }));
     it.needs_cache = true;
     plan.push_back(std::move(it));
   }

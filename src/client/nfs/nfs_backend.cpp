@@ -132,7 +132,10 @@ class nfs_backend final : public backend {
         a.size = 0;
         ops.push_back(SETATTR4args{stateid4::current(), encode_attributes(a)});
       }
-      engine_.submit(std::move(ops), [out, path, flags, done](std::error_code ec, compound_reply& r) {
+      const std::vector<std::byte> owner = o.owner.owner;
+      const std::uint32_t access = o.share_access;
+      engine_.submit(std::move(ops), [this, out, path, flags, owner, access, done](std::error_code ec,
+                                                                                  compound_reply& r) {
         if ((ec = outcome(ec, r))) return done(ec, 0);
         auto f = std::make_shared<nfs_open_file>();
         f->path = path;
@@ -141,6 +144,7 @@ class nfs_backend final : public backend {
         f->io_stateid = f->stateid;
         f->io_stateid.seqid = 0;  // "the current seqid" (RFC 8881 §8.2.2): valid across upgrades
         f->fh = std::get<GETFH4res>(r.res.resarray[3]).resok4.object;
+        engine_.reclaims().add({f->stateid, f->fh, owner, access});
         *out = file(f);
         done({}, 0);
       });
@@ -159,7 +163,8 @@ class nfs_backend final : public backend {
     }
     if (commit) ops.push_back(COMMIT4args{0, 0});  // flush on close, as a kernel client does
     ops.push_back(CLOSE4args{0, of->stateid});
-    engine_.submit(std::move(ops), [commit, verf, done](std::error_code ec, compound_reply& r) {
+    engine_.submit(std::move(ops), [this, of, commit, verf, done](std::error_code ec, compound_reply& r) {
+      engine_.reclaims().remove(of->stateid);  // closed, or not to be reclaimed anyway
       if (!ec && commit && r.res.resarray.size() > 2) {
         const auto& c = std::get<COMMIT4res>(r.res.resarray[2]);
         if (c.status == nfsstat4::NFS4_OK && c.resok4.writeverf != verf)

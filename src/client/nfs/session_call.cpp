@@ -43,17 +43,17 @@ read_plan plan_reads(const std::vector<nfs4::nfs_argop4>& ops, std::vector<std::
   return p;
 }
 
+bool repeatable(const nfs4::nfs_argop4& op) {
+  return std::holds_alternative<nfs4::PUTFH4args>(op) || std::holds_alternative<nfs4::PUTROOTFH4args>(op) ||
+         std::holds_alternative<nfs4::LOOKUP4args>(op) || std::holds_alternative<nfs4::GETFH4args>(op) ||
+         std::holds_alternative<nfs4::GETATTR4args>(op) || std::holds_alternative<nfs4::READ4args>(op) ||
+         std::holds_alternative<nfs4::READLINK4args>(op) || std::holds_alternative<nfs4::READDIR4args>(op);
+}
+
 // Only the replies of the others need the server's reply cache: a READ of 1 MiB does not fit
 // in it (the server answers NFS4ERR_REP_TOO_BIG_TO_CACHE when asked to cache it).
 bool idempotent(const std::vector<nfs4::nfs_argop4>& ops) {
-  for (std::size_t i = 1; i < ops.size(); ++i) {
-    if (!std::holds_alternative<nfs4::PUTFH4args>(ops[i]) && !std::holds_alternative<nfs4::PUTROOTFH4args>(ops[i]) &&
-        !std::holds_alternative<nfs4::LOOKUP4args>(ops[i]) && !std::holds_alternative<nfs4::GETFH4args>(ops[i]) &&
-        !std::holds_alternative<nfs4::GETATTR4args>(ops[i]) && !std::holds_alternative<nfs4::READ4args>(ops[i]) &&
-        !std::holds_alternative<nfs4::READLINK4args>(ops[i]) && !std::holds_alternative<nfs4::READDIR4args>(ops[i]))
-      return false;
-  }
-  return true;
+  return ops.empty() || std::all_of(ops.begin() + 1, ops.end(), repeatable);
 }
 
 std::size_t write_payload_bytes(const std::vector<nfs4::nfs_argop4>& ops) {

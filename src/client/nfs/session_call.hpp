@@ -3,6 +3,7 @@
 // with it. The seam where a COMPOUND's operations become bytes.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -29,6 +30,8 @@ struct session_call {
   std::vector<std::shared_ptr<registration>> registered;  // regions the payloads lie in
   bool cachethis = false;  // ask the server to cache the reply (calls that must not run twice)
   bool sequenced = true;
+  std::chrono::milliseconds grace_wait{0};            // the last back-off after NFS4ERR_GRACE (none yet: 0)
+  std::chrono::steady_clock::time_point grace_since{};  // the first NFS4ERR_GRACE
   std::uint32_t slot = 0;
   std::uint32_t xid = 0;
   std::shared_ptr<xdr::encoder> request;  // RPC call; references WRITE data (zero-copy)
@@ -44,6 +47,9 @@ void encode_call(session_call& c, std::uint32_t xid, const rpc::opaque_auth& cre
 
 /// The read plan of a COMPOUND whose ops[0] is (or will be) SEQUENCE.
 read_plan plan_reads(const std::vector<nfs4::nfs_argop4>& ops, std::vector<std::span<std::byte>> targets);
+
+/// Whether running the operation twice has the effect of running it once.
+bool repeatable(const nfs4::nfs_argop4& op);
 
 /// Whether running the COMPOUND (ops[0] SEQUENCE) twice has the effect of running it once.
 bool idempotent(const std::vector<nfs4::nfs_argop4>& ops);

@@ -65,6 +65,7 @@ bool session_engine::impl::pump_front() {
   // Replies to non-idempotent calls may be needed for a retransmission; the others are
   // sent again as new requests (NFS4ERR_RETRY_UNCACHED_REP in finish_sequenced).
   c->ops[0] = slots.sequence(*s, sessionid, c->cachethis);
+  opens.translate(c->ops);  // the stateids of opens reclaimed after a server restart
   encode(*c);
   count_write_payload(*c);
   send(std::move(c));
@@ -156,10 +157,40 @@ void session_engine::impl::finish_sequenced(std::unique_ptr<session_call> c, std
   }
   if (!ec && seq->status == nfsstat4::NFS4_OK) {
     slots.completed(c->slot, seq->resok4.sr_sequenceid, seq->resok4.sr_target_highest_slotid);
+    const std::uint32_t slot = c->slot;
+    if (retry_in_grace(c, reply)) {
+      slots.release(slot);
+      return pump();
+    }
   }
   slots.release(c->slot);
   c->done(ec, reply);
   pump();
+}
+
+bool session_engine::impl::retry_in_grace(std::unique_ptr<session_call>& c, const compound_reply& r) {
+  if (r.res.status != nfsstat4::NFS4ERR_GRACE || r.res.resarray.size() > c->ops.size()) return false;
+  const std::size_t failed = r.res.resarray.size() - 1;  // its index in ops too (SEQUENCE is 0)
+  if (failed < 1 || !std::all_of(c->ops.begin() + 1, c->ops.begin() + static_cast<std::ptrdiff_t>(failed), repeatable))
+    return false;
+  const auto now = clock_type::now();
+  if (c->grace_wait.count() == 0) c->grace_since = now;
+  if (now - c->grace_since > 2 * lease) return false;
+  c->grace_wait = std::min<std::chrono::milliseconds>(
+      c->grace_wait.count() == 0 ? std::chrono::milliseconds(100) : 2 * c->grace_wait, std::chrono::seconds(1));
+  auto timer = std::make_shared<asio::steady_timer>(io, c->grace_wait);
+  session_call* parked = c.get();
+  in_grace.push_back(std::move(c));
+  timer->async_wait([self = shared_from_this(), timer, parked](boost::system::error_code) {
+    auto it = std::find_if(self->in_grace.begin(), self->in_grace.end(),
+                           [parked](const auto& p) { return p.get() == parked; });
+    if (it == self->in_grace.end()) return;  // failed meanwhile (closing)
+    self->waiting.push_back(std::move(*it));
+    self->in_grace.erase(it);
+    self->n_retrans++;
+    self->pump();
+  });
+  return true;
 }
 
 // ---- the front ------------------------------------------------------------------------
@@ -305,6 +336,8 @@ void session_engine::limit_operations(std::uint32_t n) {
 }
 
 void session_engine::note_copied(std::size_t n) { impl_->n_copied += n; }
+
+open_reclaims& session_engine::reclaims() { return impl_->opens; }
 
 void session_engine::set_lease(std::chrono::seconds lease) {
   // Re-arms the renewal timer: its first wait was for the default lease.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "client/nfs/reply_decoder.hpp"
+#include "client/nfs/open_reclaims.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/nfs4/compound.hpp"
 
@@ -76,6 +77,9 @@ class session_engine {
   void limit_operations(std::uint32_t n);
   /// The lease the server grants (from the root's lease_time), for renewal.
   void set_lease(std::chrono::seconds lease);
+  /// The files held open, which the engine reclaims when the server has lost the client's
+  /// state (a new client ID after a restart), before its RECLAIM_COMPLETE.
+  open_reclaims& reclaims();
 
  private:
   struct impl;

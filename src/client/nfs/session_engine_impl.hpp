@@ -15,6 +15,7 @@
 #include <chrono>
 #include <deque>
 #include <future>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,7 +70,10 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   mutable std::mutex limits_mu;     // fore is read by other threads (limits())
   std::uint32_t ops_cap = UINT32_MAX;  // operations per COMPOUND the server really takes (limits_mu)
   std::error_code last_error;       // of the lost connection, for what fails after retries
-  bool reclaiming = false;  // RECLAIM_COMPLETE of a new client ID in flight: others wait
+  bool reclaiming = false;  // reclaims or RECLAIM_COMPLETE of a new client ID in flight: others wait
+  bool state_lost = false;  // the last EXCHANGE_ID made a new client record: reclaim the opens
+  open_reclaims opens;
+  std::list<std::unique_ptr<session_call>> in_grace;  // waiting out a server's grace period (retry_in_grace)
 
   std::mutex submit_mu;  // orders submit() against the end of the I/O thread
   bool stopped = false;  // guarded by submit_mu
@@ -90,10 +94,21 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   void on_call_failed(std::uint32_t xid, std::error_code ec);
   void on_record(std::uint32_t xid, std::vector<std::byte> record, reply_decoder decoder);
   void finish_sequenced(std::unique_ptr<session_call> c, std::error_code ec, compound_reply& reply);
+  /// A COMPOUND that a server in its grace period refused with NFS4ERR_GRACE (RFC 8881
+  /// §8.4.2.1) before any operation with an effect ran is sent again later: after 100 ms,
+  /// doubling up to 1 s, for at most two leases; after that its caller gets NFS4ERR_GRACE.
+  /// Takes `c` when it does.
+  bool retry_in_grace(std::unique_ptr<session_call>& c, const compound_reply& r);
 
   // ---- the session's life cycle (session_lifecycle.cpp) ----------------------------------
   void establish_session(std::promise<void>* ready);
   void create_session(std::promise<void>* ready);
+  /// The server lost this client's state (a new client record: it restarted, or the lease
+  /// ran out): the files still open are reclaimed one by one, OPEN with CLAIM_PREVIOUS
+  /// (RFC 8881 §8.4.2.1), then RECLAIM_COMPLETE. An open the server does not give back
+  /// (NFS4ERR_NO_GRACE without a grace period, NFS4ERR_RECLAIM_BAD, ...) stays lost: I/O
+  /// through it answers as before (NFS4ERR_STALE_STATEID and kin).
+  void reclaim_opens(std::vector<open_reclaims::open> todo, std::size_t i, std::promise<void>* ready);
   void reclaim_complete(std::promise<void>* ready);
   void session_failed(std::error_code ec, std::promise<void>* ready);
   void schedule_renewal();

@@ -24,6 +24,7 @@ void session_engine::impl::establish_session(std::promise<void>* ready) {
     if (ec) return self->session_failed(ec, ready);
     self->clientid = res->resok4.eir_clientid;
     self->create_seq = res->resok4.eir_sequenceid;
+    self->state_lost = (res->resok4.eir_flags & nfs4::EXCHGID4_FLAG_CONFIRMED_R) == 0;
     self->create_session(ready);
   });
 }
@@ -52,8 +53,35 @@ void session_engine::impl::create_session(std::promise<void>* ready) {
     self->slots.reset(self->fore.ca_maxrequests);
     self->have_session = true;
     self->recovering = false;
-    self->reclaim_complete(ready);
+    self->reclaim_opens(self->state_lost ? self->opens.all() : std::vector<open_reclaims::open>{}, 0, ready);
   });
+}
+
+void session_engine::impl::reclaim_opens(std::vector<open_reclaims::open> todo, std::size_t i,
+                                         std::promise<void>* ready) {
+  if (i == todo.size()) return reclaim_complete(ready);
+  nfs4::OPEN4args o;
+  o.share_access = todo[i].access;
+  o.share_deny = nfs4::OPEN4_SHARE_DENY_NONE;
+  o.owner = {clientid, todo[i].owner};
+  o.openhow.opentype = nfs4::opentype4::OPEN4_NOCREATE;
+  o.claim.claim = nfs4::open_claim_type4::CLAIM_PREVIOUS;
+  o.claim.delegate_type = nfs4::open_delegation_type4::OPEN_DELEGATE_NONE;
+  auto c = std::make_unique<session_call>();
+  c->ops = {nfs4::nfs_argop4{}, nfs4::PUTFH4args{todo[i].fh}, o};
+  c->cachethis = true;
+  c->done = [self = shared_from_this(), todo = std::move(todo), i, ready](std::error_code ec,
+                                                                       compound_reply& r) mutable {
+    const auto* open = r.res.resarray.size() == 3 ? std::get_if<nfs4::OPEN4res>(&r.res.resarray[2]) : nullptr;
+    if (!ec && open != nullptr && open->status == nfsstat4::NFS4_OK)
+      self->opens.reclaimed(todo[i].first, open->resok4.stateid);
+    else
+      self->opens.lost(todo[i].first);
+    self->reclaim_opens(std::move(todo), i + 1, ready);
+  };
+  reclaiming = true;
+  waiting.push_front(std::move(c));
+  pump_front();
 }
 
 /// A new client ID has nothing to reclaim: RECLAIM_COMPLETE before anything else, or a

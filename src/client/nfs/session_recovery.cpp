@@ -95,6 +95,8 @@ void session_engine::impl::fail_all(std::error_code ec) {
   auto running = std::move(inflight);
   waiting.clear();
   inflight.clear();
+  for (auto& c : in_grace) queued.push_back(std::move(c));
+  in_grace.clear();
   slots.release_all();
   for (auto& c : queued) {
     compound_reply empty;

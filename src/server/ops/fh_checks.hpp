@@ -32,6 +32,23 @@ inline nfs4::nfsstat4 check_component(std::string_view name) noexcept {
   return nfs4::nfsstat4::NFS4_OK;
 }
 
+/// What a handler does with a name in a directory, for check_hidden().
+enum class name_use {
+  find,  ///< looks up, removes or renames away an existing entry
+  make,  ///< creates an entry of that name (or renames or links onto it)
+};
+
+/// The stable client records' directory in the export root (server_options::recovery_name)
+/// is not part of the namespace clients see: a name that finds it answers NFS4ERR_NOENT, and
+/// nothing of that name may be made there (NFS4ERR_ACCESS). Everything else: NFS4_OK.
+inline nfs4::nfsstat4 check_hidden(const compound_context& ctx, const fs::object& dir,
+                                   std::string_view name, name_use use) noexcept {
+  if (!ctx.server.recovery_in_export || name != server_options::recovery_name ||
+      !ctx.server.exp.is_root(dir))
+    return nfs4::nfsstat4::NFS4_OK;
+  return use == name_use::find ? nfs4::nfsstat4::NFS4ERR_NOENT : nfs4::nfsstat4::NFS4ERR_ACCESS;
+}
+
 /// Wraps a fresh object of the export with its filehandle.
 inline nfs4::nfsstat4 hold(const compound_context& ctx, fs::object obj, held_fh& out) {
   std::error_code ec;

@@ -51,6 +51,8 @@ nfs4::CREATE4res handle(compound_context& ctx, const nfs4::CREATE4args& args) {
       return fail(nfsstat4::NFS4ERR_BADTYPE);
   }
   if (nfsstat4 s = check_component(args.objname); s != ok) return fail(s);
+  if (nfsstat4 s = check_hidden(ctx, ctx.current.obj, args.objname, name_use::make); s != ok)
+    return fail(s);
   fs::setattr_args sa;
   nfs4::bitmap4 attrset;
   if (nfsstat4 s = to_setattr_args(args.createattrs, sa, attrset); s != ok) return fail(s);
@@ -96,6 +98,8 @@ nfs4::REMOVE4res handle(compound_context& ctx, const nfs4::REMOVE4args& args) {
   nfs4::REMOVE4res res;
   res.status = require_dir(ctx.current);
   if (res.status == ok) res.status = check_component(args.target);
+  if (res.status == ok)
+    res.status = check_hidden(ctx, ctx.current.obj, args.target, name_use::find);
   if (res.status != ok) return res;
   change_tracker cinfo{ctx.current.obj};
   std::error_code ec;
@@ -113,6 +117,10 @@ nfs4::RENAME4res handle(compound_context& ctx, const nfs4::RENAME4args& args) {
   if (res.status == ok) res.status = require_dir(ctx.current);
   if (res.status == ok) res.status = check_component(args.oldname);
   if (res.status == ok) res.status = check_component(args.newname);
+  if (res.status == ok)
+    res.status = check_hidden(ctx, ctx.saved.obj, args.oldname, name_use::find);
+  if (res.status == ok)
+    res.status = check_hidden(ctx, ctx.current.obj, args.newname, name_use::make);
   if (res.status != ok) return res;
   change_tracker src{ctx.saved.obj};
   change_tracker dst{ctx.current.obj};
@@ -143,6 +151,8 @@ nfs4::LINK4res handle(compound_context& ctx, const nfs4::LINK4args& args) {
   res.status = require_dir(ctx.current);
   if (res.status == ok && ctx.saved.obj.is_directory()) res.status = nfsstat4::NFS4ERR_ISDIR;
   if (res.status == ok) res.status = check_component(args.newname);
+  if (res.status == ok)
+    res.status = check_hidden(ctx, ctx.current.obj, args.newname, name_use::make);
   if (res.status != ok) return res;
   change_tracker cinfo{ctx.current.obj};
   std::error_code ec;
@@ -236,6 +246,8 @@ nfs4::READDIR4res handle(compound_context& ctx, const nfs4::READDIR4args& args) 
 
   std::size_t used = 0, dir_used = 0;
   std::uint64_t cookie = args.cookie;
+  // The stable client records, when they live in the export root, are not listed there.
+  const bool hide_records = ctx.server.recovery_in_export && ctx.server.exp.is_root(dir);
   bool full = false;
   nfs4::dirlist4& out = res.resok4.reply;
   while (!full) {
@@ -249,6 +261,10 @@ nfs4::READDIR4res handle(compound_context& ctx, const nfs4::READDIR4args& args) 
       break;
     }
     for (fs::dir_entry& e : batch.entries) {
+      if (hide_records && e.name == server_options::recovery_name) {
+        cookie = e.cookie;
+        continue;
+      }
       nfs4::entry4 entry;
       entry.cookie = e.cookie;
       entry.name = std::move(e.name);

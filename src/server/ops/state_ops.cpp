@@ -140,8 +140,10 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
   const bool reclaim = a.claim.claim == nfs4::open_claim_type4::CLAIM_PREVIOUS ||
                        a.claim.claim == nfs4::open_claim_type4::CLAIM_DELEGATE_PREV ||
                        a.claim.claim == nfs4::open_claim_type4::CLAIM_DELEG_PREV_FH;
-  if (!reclaim && !ctx.server.clients.reclaims_completed(ctx.clientid))
-    return fail(nfsstat4::NFS4ERR_GRACE);  // §18.51.3: RECLAIM_COMPLETE comes first
+  // Grace (§8.4.2.1, §18.51.3): reclaims only then, and only by clients of before; nothing
+  // else until the client's RECLAIM_COMPLETE and the end of the grace period.
+  if (nfsstat4 st = ctx.server.clients.check_locking(ctx.clientid, reclaim); st != nfsstat4::NFS4_OK)
+    return fail(st);
 
   const bool create = a.openhow.opentype == nfs4::opentype4::OPEN4_CREATE;
   fs::object file;
@@ -155,6 +157,10 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
     case nfs4::open_claim_type4::CLAIM_NULL: {
       if (nfsstat4 st = ops_detail::require_dir(ctx.current); st != nfsstat4::NFS4_OK) return fail(st);
       const fs::object& dir = ctx.current.obj;
+      if (nfsstat4 st = ops_detail::check_hidden(
+              ctx, dir, a.claim.file, create ? ops_detail::name_use::make : ops_detail::name_use::find);
+          st != nfsstat4::NFS4_OK)
+        return fail(st);
       cinfo.before = change_of(dir);
       std::error_code ec;
       if (!create) {
@@ -223,9 +229,17 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
       if (ec) return fail(to_nfsstat(ec));
       break;
     }
-    case nfs4::open_claim_type4::CLAIM_PREVIOUS:
-      // No reclaim: vnfsd keeps no state across restarts, so it never has a grace period.
-      return fail(nfsstat4::NFS4ERR_NO_GRACE);
+    case nfs4::open_claim_type4::CLAIM_PREVIOUS: {
+      // The current filehandle is the file whose open is reclaimed (§18.16.3).
+      if (create) return fail(nfsstat4::NFS4ERR_INVAL);
+      // vnfsd never granted a delegation, so none can be reclaimed.
+      if (a.claim.delegate_type != nfs4::open_delegation_type4::OPEN_DELEGATE_NONE)
+        return fail(nfsstat4::NFS4ERR_RECLAIM_BAD);
+      std::error_code ec;
+      file = ctx.current.obj.clone(ec);
+      if (ec) return fail(to_nfsstat(ec));
+      break;
+    }
     default:
       // The delegation claims: vnfsd grants no delegations.
       return fail(nfsstat4::NFS4ERR_NOTSUPP);
@@ -240,7 +254,10 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
   // Before truncating anything: another owner's deny must stop this OPEN unharmed.
   if (nfsstat4 st = table.check_share(ctx.clientid, owner, key, access, a.share_deny);
       st != nfsstat4::NFS4_OK)
-    return fail(st);
+    return fail(reclaim && st == nfsstat4::NFS4ERR_SHARE_DENIED ? nfsstat4::NFS4ERR_RECLAIM_CONFLICT
+                                                                : st);
+  // The client's owner is on stable storage before it holds state (§8.4.2.1).
+  if (std::error_code rec = ctx.server.clients.note_state(ctx.clientid)) return fail(to_nfsstat(rec));
 
   open_state_table::open_request req;
   req.client = ctx.clientid;
@@ -329,14 +346,9 @@ nfs4::LOCK4res handle(compound_context& ctx, const nfs4::LOCK4args& a) {
   nfs4::LOCK4res res;
   open_state_table::lock_request req;
   if ((res.status = current_file(ctx, req.file)) != nfsstat4::NFS4_OK) return res;
-  if (a.reclaim) {
-    res.status = nfsstat4::NFS4ERR_NO_GRACE;
+  // Grace as for OPEN (§8.4.2.1, §18.51.3).
+  if ((res.status = ctx.server.clients.check_locking(ctx.clientid, a.reclaim)) != nfsstat4::NFS4_OK)
     return res;
-  }
-  if (!ctx.server.clients.reclaims_completed(ctx.clientid)) {
-    res.status = nfsstat4::NFS4ERR_GRACE;  // §18.51.3: RECLAIM_COMPLETE comes first
-    return res;
-  }
   req.client = ctx.clientid;
   req.type = a.locktype;
   req.offset = a.offset;
@@ -351,8 +363,14 @@ nfs4::LOCK4res handle(compound_context& ctx, const nfs4::LOCK4args& a) {
                                          req.lock_stateid)) != nfsstat4::NFS4_OK) {
     return res;
   }
+  if (std::error_code rec = ctx.server.clients.note_state(ctx.clientid)) {
+    res.status = to_nfsstat(rec);
+    return res;
+  }
   // Blocking lock types (READW/WRITEW) are answered at once: the client polls (§9.6).
   res.status = ctx.server.opens.lock(req, res.resok4.lock_stateid, res.denied);
+  // A reclaimed lock that another client's lock now conflicts with (§15.1.9.3).
+  if (a.reclaim && res.status == nfsstat4::NFS4ERR_DENIED) res.status = nfsstat4::NFS4ERR_RECLAIM_CONFLICT;
   if (res.status == nfsstat4::NFS4_OK) ctx.set_current_stateid(res.resok4.lock_stateid);
   return res;
 }

@@ -1,7 +1,9 @@
 #include "server/state/client_table.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 namespace vnfs::server {
 
@@ -9,8 +11,28 @@ using nfs4::nfsstat4;
 
 
 client_table::client_table(const server_options& options, std::uint64_t boot_id,
-                           drop_handler on_drop)
-    : options_(options), boot_id_(boot_id), on_drop_(std::move(on_drop)) {}
+                           drop_handler on_drop, client_records records)
+    : options_(options), boot_id_(boot_id), on_drop_(std::move(on_drop)),
+      records_(std::move(records)) {
+  if (!options_.grace) {
+    // A fresh start: the clients of before may reclaim nothing, now or after a later restart.
+    std::error_code ec;
+    if (!records_.dir().empty() &&
+        std::filesystem::exists(records_.dir() / client_records::file_name, ec)) {
+      if (std::error_code st = records_.store({}))
+        throw std::runtime_error("cannot clear the client records in " + records_.dir().string() +
+                                 ": " + st.message());
+    }
+    return;
+  }
+  previous_ = records_.load();
+  stable_ = previous_;
+  if (!previous_.empty()) {
+    grace_ = true;
+    grace_end_ = clock::now() +
+                 (options_.grace_period.count() > 0 ? options_.grace_period : options_.lease);
+  }
+}
 
 namespace {
 
@@ -229,7 +251,9 @@ nfsstat4 client_table::destroy_clientid(nfs4::clientid4 id) {
   auto it = clients_.find(id);
   if (it == clients_.end()) return nfsstat4::NFS4ERR_STALE_CLIENTID;
   if (!it->second.sessions.empty()) return nfsstat4::NFS4ERR_CLIENTID_BUSY;
+  const std::string owner = it->second.ownerid;
   drop_client_locked(id);
+  resolve_previous_locked(owner);  // a client of before that is gone reclaims nothing
   return nfsstat4::NFS4_OK;
 }
 
@@ -239,6 +263,7 @@ nfsstat4 client_table::reclaim_complete(nfs4::clientid4 id) {
   if (it == clients_.end()) return nfsstat4::NFS4ERR_STALE_CLIENTID;
   if (it->second.reclaim_complete) return nfsstat4::NFS4ERR_COMPLETE_ALREADY;
   it->second.reclaim_complete = true;
+  resolve_previous_locked(it->second.ownerid);
   return nfsstat4::NFS4_OK;
 }
 
@@ -254,10 +279,89 @@ bool client_table::is_confirmed(nfs4::clientid4 id) const {
   return it != clients_.end() && it->second.confirmed;
 }
 
-bool client_table::reclaims_completed(nfs4::clientid4 id) const {
+nfsstat4 client_table::check_locking(nfs4::clientid4 id, bool reclaim) {
   std::lock_guard lock(mu_);
   auto it = clients_.find(id);
-  return it != clients_.end() && it->second.reclaim_complete;
+  if (it == clients_.end()) return nfsstat4::NFS4ERR_STALE_CLIENTID;
+  const client& c = it->second;
+  const bool grace = in_grace_locked(clock::now());
+  if (!reclaim)
+    return c.reclaim_complete && !grace ? nfsstat4::NFS4_OK : nfsstat4::NFS4ERR_GRACE;
+  if (!grace || c.reclaim_complete) return nfsstat4::NFS4ERR_NO_GRACE;
+  auto p = previous_.find(c.ownerid);
+  if (p == previous_.end() || !(p->second == c.principal)) return nfsstat4::NFS4ERR_RECLAIM_BAD;
+  return nfsstat4::NFS4_OK;
+}
+
+std::error_code client_table::note_state(nfs4::clientid4 id) {
+  std::lock_guard lock(mu_);
+  auto it = clients_.find(id);
+  if (it == clients_.end() || it->second.has_state) return {};
+  client& c = it->second;
+  if (auto s = stable_.find(c.ownerid); s == stable_.end() || !(s->second == c.principal)) {
+    client_records::list next = stable_;
+    next[c.ownerid] = c.principal;
+    if (std::error_code ec = store_locked(std::move(next))) {
+      if (ec != std::errc::read_only_file_system) return ec;
+      if (!said_read_only_) {
+        said_read_only_ = true;
+        std::fprintf(stderr, "vnfsd: the recovery directory %s is on a read-only file system: clients get "
+                             "state without a stable record and cannot reclaim it after a restart\n",
+                     records_.dir().c_str());
+      }
+    }
+  }
+  c.has_state = true;
+  return {};
+}
+
+bool client_table::in_grace() {
+  std::lock_guard lock(mu_);
+  return in_grace_locked(clock::now());
+}
+
+bool client_table::in_grace_locked(clock::time_point now) {
+  if (!grace_) return false;
+  if (now < grace_end_) return true;
+  // Time is up: the clients of before that did not come back can never reclaim.
+  grace_ = false;
+  client_records::list next = stable_;
+  for (const auto& [owner, who] : previous_)
+    if (!holds_state_locked(owner)) next.erase(owner);
+  previous_.clear();
+  if (next.size() != stable_.size()) store_locked(std::move(next));
+  return false;
+}
+
+void client_table::resolve_previous_locked(const std::string& owner) {
+  if (previous_.erase(owner) == 0) return;
+  forget_owner_locked(owner);  // it reclaimed nothing, or is gone
+  if (previous_.empty()) grace_ = false;  // every client of before has completed: done early
+}
+
+bool client_table::holds_state_locked(const std::string& owner) const {
+  auto o = by_owner_.find(owner);
+  if (o == by_owner_.end()) return false;
+  for (nfs4::clientid4 id : {o->second.confirmed, o->second.unconfirmed}) {
+    auto c = clients_.find(id);
+    if (c != clients_.end() && c->second.has_state) return true;
+  }
+  return false;
+}
+
+void client_table::forget_owner_locked(const std::string& owner) {
+  if (!stable_.count(owner) || previous_.count(owner) || holds_state_locked(owner)) return;
+  client_records::list next = stable_;
+  next.erase(owner);
+  // On failure the owner stays listed: after a restart it may then reclaim although it holds
+  // nothing, which grants it nothing it could not have opened anyway.
+  store_locked(std::move(next));
+}
+
+std::error_code client_table::store_locked(client_records::list next) {
+  std::error_code ec = records_.store(next);
+  if (!ec) stable_ = std::move(next);
+  return ec;
 }
 
 void client_table::renew(nfs4::clientid4 id) {
@@ -269,9 +373,15 @@ void client_table::renew(nfs4::clientid4 id) {
 std::vector<nfs4::clientid4> client_table::expire_idle(clock::time_point now) {
   std::lock_guard lock(mu_);
   std::vector<nfs4::clientid4> expired;
+  std::vector<std::string> owners;
   for (const auto& [id, c] : clients_)
-    if (now - c.renewed > options_.lease) expired.push_back(id);
+    if (now - c.renewed > options_.lease) {
+      expired.push_back(id);
+      owners.push_back(c.ownerid);
+    }
   for (auto id : expired) drop_client_locked(id);
+  for (const auto& owner : owners) resolve_previous_locked(owner);
+  in_grace_locked(now);  // ends the grace period on time even when nobody asks
   return expired;
 }
 
@@ -284,7 +394,10 @@ void client_table::drop_client_locked(nfs4::clientid4 id) {
     if (o->second.unconfirmed == id) o->second.unconfirmed = 0;
     if (o->second.confirmed == 0 && o->second.unconfirmed == 0) by_owner_.erase(o);
   }
+  const bool had_state = it->second.has_state;
+  const std::string owner = it->second.ownerid;
   clients_.erase(it);
+  if (had_state) forget_owner_locked(owner);
   if (on_drop_) on_drop_(id);
 }
 

@@ -8,23 +8,16 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "server/server_options.hpp"
+#include "server/state/client_principal.hpp"
+#include "server/state/client_records.hpp"
 #include "server/state/session.hpp"
 #include "vnfs/nfs4/session_ops.hpp"
 
 namespace vnfs::server {
-
-/// The principal a request comes from (RFC 8881 §2.4, §18.35.4): the RPC credential's
-/// flavor and, for AUTH_SYS, its uid and gid as sent (before root squashing), as NFS-Ganesha
-/// compares them. Two requests are from the same principal when these are equal.
-struct client_principal {
-  std::uint32_t flavor = 0;  ///< AUTH_NONE (0) or AUTH_SYS (1)
-  std::uint32_t uid = 0;
-  std::uint32_t gid = 0;
-  friend bool operator==(const client_principal&, const client_principal&) = default;
-};
 
 /// The client records and sessions of one server instance. Thread-safe: one mutex guards
 /// the tables; a session's slot table has its own (session::mu).
@@ -39,13 +32,26 @@ struct client_principal {
 /// lease ran out, with their sessions. Whenever a client record goes (expiry, a rebooted
 /// client's new EXCHANGE_ID, DESTROY_CLIENTID), `on_drop` is called with its ID, under the
 /// table's lock, so the owner can release its open and lock state; it must not call back.
+///
+/// Stable records and grace (RFC 8881 §8.4.2, docs/server_state.md). The owner and principal
+/// of every client that holds state are in `records` before the state is granted
+/// (note_state()) and leave them when the client goes (expiry, DESTROY_CLIENTID, a rebooted
+/// client's confirmation). A table constructed with records from an earlier instance starts
+/// in a grace period (options.grace_period, else one lease): those clients may reclaim until
+/// each has sent RECLAIM_COMPLETE or is gone, or the period has run out; meanwhile nobody
+/// gets new locking state (check_locking()). When the period ends, the clients that did not
+/// come back are dropped from the records.
 class client_table {
  public:
   using clock = std::chrono::steady_clock;
 
   using drop_handler = std::function<void(nfs4::clientid4)>;
 
-  client_table(const server_options& options, std::uint64_t boot_id, drop_handler on_drop);
+  /// Loads the records an earlier instance left in `records` (and starts the grace period
+  /// if there are any), or, with options.grace false, forgets them. Throws
+  /// std::runtime_error when they cannot be read or forgotten.
+  client_table(const server_options& options, std::uint64_t boot_id, drop_handler on_drop,
+               client_records records);
 
   /// The smallest back channel CREATE_SESSION accepts (NFS4ERR_TOOSMALL below, §18.36.3):
   /// room for a CB_COMPOUND of CB_SEQUENCE and a CB_RECALL of a 128-byte filehandle with
@@ -69,9 +75,22 @@ class client_table {
   std::shared_ptr<session> find_session(const nfs4::sessionid4& id) const;
   /// Whether the client exists and is confirmed.
   bool is_confirmed(nfs4::clientid4 id) const;
-  /// Whether the client has sent RECLAIM_COMPLETE (rca_one_fs FALSE): until then its
-  /// non-reclaim locking operations answer NFS4ERR_GRACE (RFC 8881 §18.51.3).
-  bool reclaims_completed(nfs4::clientid4 id) const;
+  /// Whether the client may now get locking state (OPEN, LOCK), for a reclaim (`reclaim`:
+  /// OPEN with CLAIM_PREVIOUS, LOCK with reclaim TRUE) or not:
+  ///   - a non-reclaim: NFS4ERR_GRACE until the client has sent RECLAIM_COMPLETE
+  ///     (rca_one_fs FALSE, §18.51.3) and while the grace period lasts (§8.4.2.1);
+  ///   - a reclaim: NFS4ERR_NO_GRACE outside the grace period or after the client's
+  ///     RECLAIM_COMPLETE; NFS4ERR_RECLAIM_BAD for a client the records do not list (it
+  ///     held no state before the restart, §8.4.2.1).
+  nfs4::nfsstat4 check_locking(nfs4::clientid4 id, bool reclaim);
+  /// Called before the client is granted open or lock state: makes sure its owner is in the
+  /// stable records (written and fsynced the first time). On the write's error (ENOSPC,
+  /// EIO, ...) no state may be granted. A recovery directory on a read-only file system
+  /// (a read-only export) keeps nothing: the state is granted without a record, so such a
+  /// client cannot reclaim after a restart (said once on stderr).
+  std::error_code note_state(nfs4::clientid4 id);
+  /// Whether the grace period lasts (it ends here once its time is up).
+  bool in_grace();
   /// Marks the client as active now (SEQUENCE).
   void renew(nfs4::clientid4 id);
   std::vector<nfs4::clientid4> expire_idle(clock::time_point now);
@@ -84,6 +103,7 @@ class client_table {
     client_principal principal;  ///< who sent the EXCHANGE_ID that created the record
     bool confirmed = false;
     bool reclaim_complete = false;
+    bool has_state = false;  ///< note_state() was called: the owner is in the records
     nfs4::sequenceid4 create_session_seq = 1;  ///< the next csa_sequence expected
     nfs4::CREATE_SESSION4res last_create_session{};  ///< replayed for csa_sequence - 1
     bool has_last_create_session = false;
@@ -102,6 +122,17 @@ class client_table {
   void fill_exchange_id_locked(const client& c, nfs4::EXCHANGE_ID4res& res) const;
   void drop_client_locked(nfs4::clientid4 id);
   nfs4::channel_attrs4 negotiate_fore(const nfs4::channel_attrs4& asked) const;
+  /// A client of the earlier instance has come back and completed, or is gone: it may
+  /// reclaim no more; the grace period ends when none is left.
+  void resolve_previous_locked(const std::string& owner);
+  /// Ends the grace period if its time is up; whether it still lasts.
+  bool in_grace_locked(clock::time_point now);
+  /// Writes `next` as the stable records; stable_ follows on success.
+  std::error_code store_locked(client_records::list next);
+  /// The owner leaves the records unless a record of it holds state or it may still reclaim.
+  void forget_owner_locked(const std::string& owner);
+  /// Whether a record of the owner holds state.
+  bool holds_state_locked(const std::string& owner) const;
 
   const server_options& options_;
   const std::uint64_t boot_id_;
@@ -112,6 +143,13 @@ class client_table {
   std::map<nfs4::clientid4, client> clients_;
   std::map<std::string, owner_records> by_owner_;
   std::map<nfs4::sessionid4, std::shared_ptr<session>> sessions_;
+
+  client_records records_;
+  client_records::list stable_;    ///< what records_ holds
+  bool said_read_only_ = false;    ///< the read-only recovery directory was reported
+  client_records::list previous_;  ///< clients of the earlier instance that may still reclaim
+  bool grace_ = false;
+  clock::time_point grace_end_{};
 };
 
 }  // namespace vnfs::server
