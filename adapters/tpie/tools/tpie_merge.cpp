@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -45,13 +46,15 @@ int run(const std::string& dir, unsigned n, std::uint64_t x, double block_factor
   }
   const auto start = std::chrono::steady_clock::now();
   {
-    std::vector<tpie::file_stream<rec>> in(n);
+    // Read with the block size they were written with (TPIE checks it in the header).
+    std::vector<std::unique_ptr<tpie::file_stream<rec>>> in;
     std::vector<rec> head(n);
     std::vector<bool> live(n, false);
     for (unsigned j = 0; j < n; ++j) {
-      in[j].open(inputs[j], tpie::access_read);
-      if (in[j].can_read()) {
-        head[j] = in[j].read();
+      in.push_back(std::make_unique<tpie::file_stream<rec>>(block_factor));
+      in[j]->open(inputs[j], tpie::access_read);
+      if (in[j]->can_read()) {
+        head[j] = in[j]->read();
         live[j] = true;
       }
     }
@@ -63,8 +66,8 @@ int run(const std::string& dir, unsigned n, std::uint64_t x, double block_factor
         if (live[j] && (best < 0 || head[j].key < head[best].key)) best = static_cast<int>(j);
       if (best < 0) break;
       out.write(head[best]);
-      if (in[best].can_read())
-        head[best] = in[best].read();
+      if (in[best]->can_read())
+        head[best] = in[best]->read();
       else
         live[best] = false;
     }
