@@ -67,7 +67,9 @@ void session_engine::impl::rebind() {
 /// The server lost the session (restarted): a new client ID and session; everything
 /// sequenced that was in flight is queued again for new slots.
 void session_engine::impl::recover_session() {
-  if (recovering) return;
+  // Not while closing: a call failed by close() (a BIND_CONN_TO_SESSION in flight) must not
+  // start a new client ID, whose calls would outlive close() and keep the engine alive.
+  if (recovering || closing) return;
   recovering = true;
   have_session = false;
   std::vector<std::uint32_t> requeue;
