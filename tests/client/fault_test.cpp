@@ -308,7 +308,7 @@ TEST_CASE("vnfsd restarted without grace (--no-grace): the open cannot be reclai
 TEST_CASE("a client whose server is in its grace period for another client waits it out "
           "(NFS4ERR_GRACE, sent again)", "[client][fault]") {
   test::temp_dir export_dir("vnfs-client-grace-wait");
-  test::vnfsd_process server(export_dir.path(), {"--grace", "3"});
+  test::vnfsd_process server(export_dir.path(), {"--grace", "6"});
   tcp_proxy p(server.host(), server.port());
   client away = client::connect("nfs://127.0.0.1:" + std::to_string(p.port()) + "/");
   file held = away.open("a", O_CREAT | O_RDWR, 0644);  // the server records this client
@@ -317,7 +317,7 @@ TEST_CASE("a client whose server is in its grace period for another client waits
 
   p.hold(dir::to_server, true);  // `away` cannot come back to reclaim
   server.restart();
-  // c comes back and completes at once, but the server waits for `away` until its 3 s are up:
+  // c comes back and completes at once, but the server waits for `away` until its 6 s are up:
   // c's OPEN answers NFS4ERR_GRACE until then, and the client sends it again.
   auto s0 = c.stats();
   file g = c.open("b", O_CREAT | O_RDWR, 0644);
