@@ -34,6 +34,9 @@ server::server_options vnfsd_options(const server_options& o) {
   s.rdma_provider = o.rdma_provider;
   s.rdma_host = o.rdma_host;
   s.rdma_port = o.rdma_port;
+  s.transactions = o.transactions;
+  s.txn_max_backup_bytes = o.txn_max_backup_bytes;
+  s.txn_crash_at = o.txn_crash_at;
   return s;
 }
 

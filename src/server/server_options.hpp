@@ -20,6 +20,10 @@ struct server_options {
   std::string rdma_provider;
   std::string rdma_host = "127.0.0.1";
   std::uint16_t rdma_port = 20049;  ///< 0: pick a free port
+  /// Transactions (vnfs::server_options documents these three).
+  bool transactions = true;
+  std::uint64_t txn_max_backup_bytes = std::uint64_t(1) << 30;
+  unsigned txn_crash_at = 0;
 
   // The most CREATE_SESSION grants on the fore channel (a client asking for less gets what it
   // asked for). Large on purpose: the vectorized client packs hundreds of operations and

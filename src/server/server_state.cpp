@@ -23,6 +23,8 @@ server_state::server_state(server_options opts)
       exp(options.export_dir),
       boot_id(random_value<std::uint32_t>()),
       write_verifier(random_value<nfs4::verifier4>()),
-      clients(options, boot_id, [this](nfs4::clientid4 id) { opens.release_client(id); }) {}
+      clients(options, boot_id, [this](nfs4::clientid4 id) { opens.release_client(id); }),
+      txns(exp, options.transactions,
+           txn::limits{.max_backup_bytes = options.txn_max_backup_bytes, .crash_at = options.txn_crash_at}) {}
 
 }  // namespace vnfs::server

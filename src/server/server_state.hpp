@@ -7,6 +7,7 @@
 #include "server/server_options.hpp"
 #include "server/state/client_table.hpp"
 #include "server/state/open_state_table.hpp"
+#include "server/txn/manager.hpp"
 #include "vnfs/nfs4/types.hpp"
 
 namespace vnfs::server {
@@ -24,6 +25,9 @@ struct server_state {
   const nfs4::verifier4 write_verifier;
   client_table clients;
   open_state_table opens;
+  /// Transactions; constructed after `exp` and before any listener: its construction rolls
+  /// back what a crash left unfinished.
+  txn::manager txns;
 };
 
 }  // namespace vnfs::server

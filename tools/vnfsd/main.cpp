@@ -69,7 +69,12 @@ int main(int argc, char** argv) {
       ("root-squash", po::bool_switch(&opts.root_squash),
        "AUTH_SYS uid 0 acts as nobody (65534)")
       ("rdma", po::value(&rdma)->value_name("PROVIDER:HOST:PORT"),
-       "also serve RPC-over-RDMA (PROVIDER: cma or verbs)");
+       "also serve RPC-over-RDMA (PROVIDER: cma or verbs)")
+      ("no-transactions", "refuse transactional COMPOUNDs as a server without the extension does")
+      ("txn-max-backup-mib", po::value<std::uint64_t>()->value_name("MIB"),
+       "backups one transaction may make (default 1024)")
+      ("txn-crash-at", po::value(&opts.txn_crash_at)->value_name("N"),
+       "for crash tests: exit abruptly at the Nth transaction crash point");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -94,6 +99,12 @@ int main(int argc, char** argv) {
     if (opts.threads == 0 || opts.threads > 1024) throw po::error("--threads must be 1..1024");
     if (lease_seconds < 1 || lease_seconds > 3600) throw po::error("--lease must be 1..3600 seconds");
     opts.lease = std::chrono::seconds(lease_seconds);
+    opts.transactions = vm.count("no-transactions") == 0;
+    if (vm.count("txn-max-backup-mib")) {
+      std::uint64_t mib = vm["txn-max-backup-mib"].as<std::uint64_t>();
+      if (mib == 0 || mib > (std::uint64_t(1) << 30)) throw po::error("--txn-max-backup-mib must be 1..2^30");
+      opts.txn_max_backup_bytes = mib << 20;
+    }
     opts.export_dir = export_dir;
   } catch (const po::error& e) {
     std::cerr << "vnfsd: " << e.what() << "\nTry 'vnfsd --help'.\n";

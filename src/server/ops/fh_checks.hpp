@@ -32,6 +32,16 @@ inline nfs4::nfsstat4 check_component(std::string_view name) noexcept {
   return nfs4::nfsstat4::NFS4_OK;
 }
 
+/// check_component, and then: the transaction state directory (txn::state_dir_name in the
+/// export root) does not exist for clients. A name that would reach it gets `if_hidden`:
+/// NFS4ERR_NOENT where a name is looked up or removed, NFS4ERR_ACCESS where it is created.
+inline nfs4::nfsstat4 check_entry(const compound_context& ctx, const fs::object& dir,
+                                  std::string_view name, nfs4::nfsstat4 if_hidden) noexcept {
+  if (nfs4::nfsstat4 s = check_component(name); s != nfs4::nfsstat4::NFS4_OK) return s;
+  if (ctx.server.txns.hidden(dir, name)) return if_hidden;
+  return nfs4::nfsstat4::NFS4_OK;
+}
+
 /// Wraps a fresh object of the export with its filehandle.
 inline nfs4::nfsstat4 hold(const compound_context& ctx, fs::object obj, held_fh& out) {
   std::error_code ec;
