@@ -11,6 +11,8 @@
 
 #include "client_fixture.hpp"
 #include "tree_digest.hpp"
+#include "vnfs/test/temp_dir.hpp"
+#include "vnfs/test/vnfsd_process.hpp"
 #include "vnfs/nfs4/status.hpp"
 
 using namespace vnfs;
@@ -169,4 +171,27 @@ TEST_CASE("atomic_vectors needs nfs:// with compound_vectors", "[txn][client]") 
   CHECK(error_of([&] { client::connect("file://" + env.dir().string(), o); }) == errc::bad_argument);
   o.compound_vectors = false;
   CHECK(error_of([&] { client::connect(env.url(), o); }) == errc::bad_argument);
+}
+
+TEST_CASE("a transaction past the server's backup limit fails with NFS4ERR_NOSPC and changes nothing", "[txn][client]") {
+  test::temp_dir d("vnfs-txn-limit");
+  ::chmod(d.path().c_str(), 0755);
+  const std::string old(3u << 20, 'o');
+  write_local(d.path() / "big", old);
+  test::vnfsd_process p(d.path(), {"--txn-max-backup-mib", "1"});
+  client c = client::connect("nfs://" + p.host() + ":" + std::to_string(p.port()) + "/", atomic());
+  const std::string fresh(1u << 20, 'n');
+  std::vector<vio> w;  // two overwrites of 1 MiB each: the second passes the limit
+  w.emplace_back(vfile("big"), 0, std::as_bytes(std::span(fresh)));
+  w.emplace_back(vfile("big"), 1u << 20, std::as_bytes(std::span(fresh)));
+  vresult r = c.vwrite(w);
+  CHECK(r.error == nfs4::nfsstat4::NFS4ERR_NOSPC);
+  CHECK(r.failed_index == 1);
+  CHECK(r.ok_count == 0);
+  std::ifstream in(d.path() / "big");
+  const std::string now((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(now == old);
+  // Within the limit, the same server commits.
+  w.pop_back();
+  CHECK(c.vwrite(w).ok());
 }
