@@ -82,6 +82,22 @@ struct client_options {
   /// with 64 MiB and 0.07-0.11 s unbounded (bench/vnfs_experiments --vector-window-mib).
   /// 0: no bound.
   std::size_t vector_window_bytes = std::size_t(16) << 20;
+  /// nfs://, with compound_vectors: every mutating vectorized call (vwrite, vsetattrs, vmkdir,
+  /// vsymlink, vhardlink, vremove, vrename) runs as one transaction on the server
+  /// (docs/transactions.md): all its items take effect, or none. The vresult says which:
+  ///  - committed: ok();
+  ///  - aborted: `error` and `failed_index` name the item that failed, status[failed_index]
+  ///    is its error, items before it are errc::rolled_back, the rest errc::not_executed,
+  ///    ok_count is 0, and nothing of the call remains on the server;
+  ///  - refused before anything ran: `error` is errc::transactions_unsupported (a server
+  ///    without the extension, e.g. NFS-Ganesha), errc::transaction_too_large (more than one
+  ///    COMPOUND's worth of operations, request or reply), or the server's reason;
+  ///    failed_index is npos and every status errc::not_executed.
+  /// vscopy is not transactional yet: it fails with errc::bad_argument. The composed calls
+  /// (vcopy, ensure_directory, remove_tree) run each of their mutating steps as its own
+  /// transaction, not the whole. Reading calls are unaffected. connect() refuses the option for file:// and without
+  /// compound_vectors (errc::bad_argument).
+  bool atomic_vectors = false;
   /// file://: worker threads making the POSIX calls.
   unsigned local_threads = 4;
 };

@@ -63,6 +63,17 @@ struct server_options {
   /// The longest grace period; 0: one lease. It ends early once every client of before has
   /// sent RECLAIM_COMPLETE or is gone.
   std::chrono::seconds grace_period{0};
+
+  /// Transactional COMPOUNDs (docs/transactions.md). Off, the server answers the extension's
+  /// operation as a server without it would (NFS4ERR_OP_ILLEGAL); a crash's journal is
+  /// still rolled back at start-up either way.
+  bool transactions = true;
+  /// Bytes of backups one transaction may make (overwritten ranges, truncated tails);
+  /// past it the operation fails with NFS4ERR_NOSPC and the transaction rolls back.
+  std::uint64_t txn_max_backup_bytes = std::uint64_t(1) << 30;
+  /// For crash tests only: the server process exits abruptly (_exit(86)) at its Nth
+  /// transaction crash point (docs/transactions.md lists them); 0: never.
+  unsigned txn_crash_at = 0;
 };
 
 /// An NFSv4.1 server (vnfsd) for one export, in this process.

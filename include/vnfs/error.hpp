@@ -19,6 +19,15 @@ enum class errc {
   protocol_error,      ///< the server answered something the protocol does not allow
   session_lost,        ///< the server forgot the session and client ID (it restarted)
   not_executed,        ///< an item of a vectorized call that did not run (an earlier item failed)
+  /// client_options::atomic_vectors: the server does not execute transactional COMPOUNDs
+  /// (docs/transactions.md); nothing of the call ran.
+  transactions_unsupported,
+  /// client_options::atomic_vectors: an item that ran, and was undone with its transaction
+  /// because a later item failed.
+  rolled_back,
+  /// client_options::atomic_vectors: the call needs more than one COMPOUND (operations,
+  /// request or reply size), which transactions do not span yet; nothing was sent.
+  transaction_too_large,
 };
 
 const std::error_category& category() noexcept;

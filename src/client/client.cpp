@@ -273,6 +273,9 @@ client client::connect(std::string_view text, client_options options) {
     std::lock_guard lock(detail::factories_mutex());
     if (auto it = detail::factories().find(u.scheme); it != detail::factories().end()) factory = it->second;
   }
+  if (options.atomic_vectors && (u.scheme == "file" || !options.compound_vectors))
+    throw std::system_error(make_error_code(errc::bad_argument),
+                            "vnfs: atomic_vectors needs nfs:// with compound_vectors: " + std::string(text));
   std::unique_ptr<detail::backend> b;
   if (factory)
     b = factory(u, options);

@@ -20,6 +20,9 @@ class vnfs_category final : public std::error_category {
       case errc::protocol_error: return "protocol error";
       case errc::session_lost: return "session lost";
       case errc::not_executed: return "not executed (an earlier item failed)";
+      case errc::transactions_unsupported: return "the server does not support transactions";
+      case errc::rolled_back: return "rolled back (a later item of the transaction failed)";
+      case errc::transaction_too_large: return "transaction too large for one COMPOUND";
     }
     return "unknown vnfs error " + std::to_string(v);
   }
@@ -31,6 +34,7 @@ class vnfs_category final : public std::error_category {
       case errc::registration_limit: return std::errc::not_enough_memory;
       case errc::bad_url: return std::errc::invalid_argument;
       case errc::unsupported_url: return std::errc::not_supported;
+      case errc::transactions_unsupported: return std::errc::not_supported;
       case errc::protocol_error: return std::errc::protocol_error;
       default: return {v, *this};
     }

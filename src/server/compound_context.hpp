@@ -13,6 +13,10 @@
 
 namespace vnfs::server {
 
+namespace txn {
+class transaction;
+}
+
 /// A filehandle held by a COMPOUND: the wire handle and the object it resolved to.
 struct held_fh {
   nfs4::nfs_fh4 fh;
@@ -47,6 +51,10 @@ struct compound_context {
   /// Memory referenced (not copied) by results, e.g. READ data: kept alive until the reply
   /// has been written to the connection.
   std::vector<std::shared_ptr<const void>> keepalive;
+
+  /// The transaction this COMPOUND runs in (docs/transactions.md), or null. A handler calls
+  /// its protect_* before each change it makes to the export.
+  txn::transaction* txn = nullptr;
 
   /// The stateid an operation should use: the current stateid when `s` is the special
   /// "current stateid" (seqid 1, other 0), else `s` itself. NFS4ERR_BAD_STATEID when the

@@ -8,6 +8,8 @@
 #include "server/compound_context.hpp"
 #include "server/fs/identity.hpp"
 #include "server/ops/handlers.hpp"
+#include "server/ops/status_mapping.hpp"
+#include "server/txn/transaction.hpp"
 #include "vnfs/nfs4/compound.hpp"
 #include "vnfs/rpc/message.hpp"
 
@@ -63,7 +65,7 @@ bool is_sessionless(nfs_opnum4 op) {
 /// NFSv4.2 operations (RFC 7862) exist only in minor version 2.
 bool is_v42_only(nfs_opnum4 op) {
   return static_cast<std::uint32_t>(op) >= static_cast<std::uint32_t>(nfs_opnum4::OP_ALLOCATE) &&
-         op != nfs_opnum4::OP_ILLEGAL;
+         op != nfs_opnum4::OP_ILLEGAL && op != nfs_opnum4::OP_VNFS_TXN;
 }
 
 /// Executes one COMPOUND and encodes COMPOUND4res into `body`.
@@ -92,13 +94,59 @@ class compound_run {
                      std::vector<std::byte>& replay);
   nfs4::nfs_resop4 execute(const nfs4::nfs_argop4& op);
   void finish_slot(const xdr::encoder* reply);
+  /// VNFS_TXN right after SEQUENCE: takes the isolation lock exclusively and begins the
+  /// transaction the rest of the COMPOUND runs in.
+  nfs4::VNFS_TXN4res begin_transaction(const nfs4::VNFS_TXN4args& a);
+  /// After the last operation: commits if `status` is NFS4_OK, else rolls back. Returns the
+  /// COMPOUND's final status (a failed commit rolls back and reports its error).
+  nfsstat4 end_transaction(nfsstat4 status);
 
   server_state& state_;
   compound_context ctx_;
   std::size_t request_size_;
   slot* slot_ = nullptr;
   bool cachethis_ = false;
+  // Isolation (txn::manager): a transaction holds the lock exclusively, any other COMPOUND
+  // shared. Declared before txn_, so the lock is released after the transaction ended.
+  std::unique_lock<std::shared_mutex> exclusive_;
+  std::shared_lock<std::shared_mutex> shared_;
+  std::unique_ptr<txn::transaction> txn_;
 };
+
+nfs4::VNFS_TXN4res compound_run::begin_transaction(const nfs4::VNFS_TXN4args& a) {
+  nfs4::VNFS_TXN4res res;
+  if (a.action != static_cast<std::uint32_t>(nfs4::txn_action4::TXN_ONE_COMPOUND) || a.flags != 0) {
+    res.status = nfsstat4::NFS4ERR_INVAL;
+    return res;
+  }
+  exclusive_ = state_.txns.lock_exclusive();
+  std::error_code ec;
+  txn_ = state_.txns.begin(ctx_.clientid, a.txnid, ec);
+  if (ec) {
+    exclusive_.unlock();
+    res.status = to_nfsstat(ec);
+    return res;
+  }
+  ctx_.txn = txn_.get();
+  res.status = nfsstat4::NFS4_OK;
+  return res;
+}
+
+nfsstat4 compound_run::end_transaction(nfsstat4 status) {
+  if (status == nfsstat4::NFS4_OK) {
+    if (std::error_code ec = txn_->commit()) {
+      txn_->rollback();
+      status = to_nfsstat(ec);
+      if (status == nfsstat4::NFS4_OK) status = nfsstat4::NFS4ERR_IO;
+    }
+  } else {
+    txn_->rollback();
+  }
+  ctx_.txn = nullptr;
+  txn_.reset();
+  exclusive_.unlock();
+  return status;
+}
 
 compound_run::admission compound_run::sequence(const nfs4::SEQUENCE4args& a,
                                                std::uint32_t numops, std::size_t reply_header,
@@ -228,6 +276,7 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
     status = nfsstat4::NFS4ERR_MINOR_VERS_MISMATCH;  // and no results (§16.2.3)
   }
   std::size_t max_reply = SIZE_MAX, max_cached = SIZE_MAX;
+  std::size_t txn_status_at = 0;
   for (std::uint32_t i = 0; status == nfsstat4::NFS4_OK && i < hdr.numops; ++i) {
     // Peek at the opnum so a malformed operation can still be named in its result.
     auto peek = d.rest();
@@ -274,6 +323,19 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
         break;
       }
     }
+    const bool txn_op = std::holds_alternative<nfs4::VNFS_TXN4args>(op);
+    if (txn_op && !state_.txns.enabled()) {  // as a server without the extension answers
+      add_result(nfs4::ILLEGAL4res{nfsstat4::NFS4ERR_OP_ILLEGAL});
+      break;
+    }
+    if (i == 1 && ctx_.sess) {
+      if (txn_op) {
+        txn_status_at = body.size() + 4;  // after the result's opnum
+        add_result(begin_transaction(std::get<nfs4::VNFS_TXN4args>(op)));
+        continue;
+      }
+      shared_ = state_.txns.lock_shared();
+    }
     if (hdr.minorversion < 2 && is_v42_only(opnum)) {
       add_result(nfs4::ILLEGAL4res{nfsstat4::NFS4ERR_OP_ILLEGAL});
       break;
@@ -290,7 +352,16 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
       break;
     }
     add(e, nfs4::status_of(r));
+    if (txn_) txn_->after_operation();
   }
+  if (txn_) {
+    nfsstat4 ended = end_transaction(status);
+    if (ended != status) {  // the commit failed: VNFS_TXN's result and the COMPOUND say why
+      body.patch_u32(txn_status_at, static_cast<std::uint32_t>(ended));
+      status = ended;
+    }
+  }
+  shared_ = {};
   body.patch_u32(status_at, static_cast<std::uint32_t>(status));
   body.patch_u32(count_at, count);
   keepalive = std::move(ctx_.keepalive);

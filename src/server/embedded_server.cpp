@@ -50,6 +50,9 @@ server::server_options vnfsd_options(const server_options& o) {
   s.recovery_dir = o.recovery_dir;
   s.grace = o.grace;
   s.grace_period = o.grace_period;
+  s.transactions = o.transactions;
+  s.txn_max_backup_bytes = o.txn_max_backup_bytes;
+  s.txn_crash_at = o.txn_crash_at;
   return s;
 }
 

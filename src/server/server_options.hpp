@@ -21,6 +21,10 @@ struct server_options {
   std::string rdma_provider;
   std::string rdma_host = "127.0.0.1";
   std::uint16_t rdma_port = 20049;  ///< 0: pick a free port
+  /// Transactions (vnfs::server_options documents these three).
+  bool transactions = true;
+  std::uint64_t txn_max_backup_bytes = std::uint64_t(1) << 30;
+  unsigned txn_crash_at = 0;
 
   // Recovery after a restart (RFC 8881 §8.4.2; docs/server_state.md).
   /// Where the stable client records live (client_records). Empty: `recovery_name` in the

@@ -7,6 +7,7 @@
 #include "server/server_options.hpp"
 #include "server/state/client_table.hpp"
 #include "server/state/open_state_table.hpp"
+#include "server/txn/manager.hpp"
 #include "vnfs/nfs4/types.hpp"
 
 namespace vnfs::server {
@@ -26,10 +27,13 @@ struct server_state {
   /// WRITE/COMMIT verifier (RFC 8881 §18.32.3): changes when unstable data may have been lost.
   const nfs4::verifier4 write_verifier;
   /// Whether the stable client records are in the export root (server_options::recovery_name),
-  /// where the handlers hide them from clients (ops_detail::check_hidden).
+  /// where the handlers hide them from clients (ops_detail::hidden_entry).
   const bool recovery_in_export;
   client_table clients;
   open_state_table opens;
+  /// Transactions; constructed after `exp` and before any listener: its construction rolls
+  /// back what a crash left unfinished.
+  txn::manager txns;
 };
 
 }  // namespace vnfs::server

@@ -107,7 +107,12 @@ int main(int argc, char** argv) {
       ("grace", po::value(&grace_seconds)->value_name("SECONDS"),
        "longest grace period after a restart (default: the lease)")
       ("no-grace", po::bool_switch(&no_grace),
-       "start without a grace period, forgetting the clients of earlier runs");
+       "start without a grace period, forgetting the clients of earlier runs")
+      ("no-transactions", "refuse transactional COMPOUNDs as a server without the extension does")
+      ("txn-max-backup-mib", po::value<std::uint64_t>()->value_name("MIB"),
+       "backups one transaction may make (default 1024)")
+      ("txn-crash-at", po::value(&opts.txn_crash_at)->value_name("N"),
+       "for crash tests: exit abruptly at the Nth transaction crash point");
   try {
     po::variables_map vm;
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -145,6 +150,12 @@ int main(int argc, char** argv) {
       if (std::filesystem::exists(recovery_dir) && !std::filesystem::is_directory(recovery_dir))
         throw po::error("--recovery-dir: '" + recovery_dir + "' is not a directory");
       opts.recovery_dir = recovery_dir;
+    }
+    opts.transactions = vm.count("no-transactions") == 0;
+    if (vm.count("txn-max-backup-mib")) {
+      std::uint64_t mib = vm["txn-max-backup-mib"].as<std::uint64_t>();
+      if (mib == 0 || mib > (std::uint64_t(1) << 30)) throw po::error("--txn-max-backup-mib must be 1..2^30");
+      opts.txn_max_backup_bytes = mib << 20;
     }
     opts.export_dir = export_dir;
   } catch (const po::error& e) {

@@ -11,6 +11,7 @@
 #include "vnfs/nfs4/namespace_ops.hpp"
 #include "vnfs/nfs4/session_ops.hpp"
 #include "vnfs/nfs4/state_ops.hpp"
+#include "vnfs/nfs4/txn_ops.hpp"
 #include "vnfs/nfs4/types.hpp"
 
 /// The operations with dedicated XXX4args / XXX4res types, in opnum order. X(NAME) is called
@@ -22,7 +23,7 @@
   X(PUTPUBFH) X(PUTROOTFH) X(READ) X(READDIR) X(READLINK) X(REMOVE) X(RENAME) X(RESTOREFH)  \
   X(SAVEFH) X(SECINFO) X(SETATTR) X(VERIFY) X(WRITE) X(BIND_CONN_TO_SESSION)                \
   X(EXCHANGE_ID) X(CREATE_SESSION) X(DESTROY_SESSION) X(FREE_STATEID) X(SECINFO_NO_NAME)    \
-  X(SEQUENCE) X(TEST_STATEID) X(DESTROY_CLIENTID) X(RECLAIM_COMPLETE) X(COPY)
+  X(SEQUENCE) X(TEST_STATEID) X(DESTROY_CLIENTID) X(RECLAIM_COMPLETE) X(COPY) X(VNFS_TXN)
 
 namespace vnfs::nfs4 {
 

@@ -102,6 +102,9 @@ enum class nfs_opnum4 : std::uint32_t {
   OP_WRITE_SAME = 70,
   OP_CLONE = 71,
   OP_ILLEGAL = 10044,
+  /// vnfs extension (docs/transactions.md): transactional execution of the COMPOUND. Far
+  /// from the RFCs' ranges, so a server that does not know it answers NFS4ERR_OP_ILLEGAL.
+  OP_VNFS_TXN = 0x766E0001,
 };
 
 /// True for the operation numbers the RFCs define (OP_ACCESS..OP_CLONE and OP_ILLEGAL).

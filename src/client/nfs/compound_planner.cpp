@@ -1,8 +1,10 @@
 #include "client/nfs/compound_planner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <unordered_set>
 
 #include "client/path.hpp"
@@ -264,6 +266,11 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
   std::vector<std::size_t> planned_ops, ok_ops;  ///< per owner
   std::vector<bool> failed;
   std::vector<bool> no_ops;  ///< owners planned with no operations
+  /// A transaction (run_planned's `atomic`): its one COMPOUND begins with VNFS_TXN.
+  bool atomic = false;
+  std::uint64_t txnid = 0;
+  std::error_code refused;        ///< the transaction did not begin: nothing ran
+  std::error_code commit_failed;  ///< every item ran, then the commit failed: all undone
 
   std::mutex mu;  // guards what follows
   std::vector<std::unique_ptr<compound>> compounds;  // in sending order; elements never move
@@ -301,6 +308,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
     std::vector<std::span<std::byte>> targets;
     std::vector<std::shared_ptr<registration>> registered;
     bool any_target = false;
+    if (atomic) ops.push_back(VNFS_TXN4args{static_cast<std::uint32_t>(txn_action4::TXN_ONE_COMPOUND), txnid, 0});
     for (auto& o : c->ops) {
       ops.push_back(o.op);  // kept: a refused COMPOUND is packed again
       if (std::holds_alternative<READ4args>(o.op)) {
@@ -313,33 +321,54 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
     if (!any_target) targets.clear();
     engine->submit(
         std::move(ops), [self = shared_from_this(), c](std::error_code ec, compound_reply& r) { self->on_reply(*c, ec, r); },
-        std::move(targets), c->needs_cache, std::move(registered));
+        std::move(targets), c->needs_cache || atomic, std::move(registered));
   }
 
   void on_reply(compound& c, std::error_code ec, compound_reply& r) {
     auto& res = r.res.resarray;
     bool stop = false;
-    if (res.empty() && too_many_operations(ec) && c.ops.size() > 1) return repack(c);
+    if (res.empty() && too_many_operations(ec) && c.ops.size() > 1) {
+      if (!atomic) return repack(c);
+      ec = make_error_code(errc::transaction_too_large);  // it cannot be split
+    }
     if (!ec && (res.empty() || status_of(res[0]) != nfsstat4::NFS4_OK))
       ec = res.empty() ? std::error_code(r.res.status) : std::error_code(status_of(res[0]));
-    if (ec) {
+    const std::size_t first = atomic ? 2 : 1;  // results of c.ops start here
+    if (!ec && atomic) {
+      const nfsstat4 s = res.size() < 2 ? nfsstat4::NFS4ERR_SERVERFAULT : status_of(res[1]);
+      if (res.size() >= 2 && (opnum_of(res[1]) == nfs_opnum4::OP_ILLEGAL || s == nfsstat4::NFS4ERR_OP_ILLEGAL ||
+                              s == nfsstat4::NFS4ERR_NOTSUPP))
+        refused = make_error_code(errc::transactions_unsupported);
+      else if (res.size() < 2)
+        refused = make_error_code(errc::protocol_error);
+      else if (s != nfsstat4::NFS4_OK && res.size() == 2)
+        refused = std::error_code(s);  // the transaction did not begin
+      else if (s != nfsstat4::NFS4_OK)
+        commit_failed = std::error_code(s);  // its operations ran, the commit did not
+    }
+    if (atomic && refused) {
+      stop = true;
+    } else if (ec && atomic) {
+      refused = ec;  // nothing executed, or the outcome is unknown (the connection died)
+      stop = true;
+    } else if (ec) {
       if (!c.ops.empty()) fail(c.ops.front().owner, ec);
       stop = true;
     } else {
-      for (std::size_t k = 0; k < c.ops.size() && k + 1 < res.size(); ++k) {
+      for (std::size_t k = 0; k < c.ops.size() && k + first < res.size(); ++k) {
         planned_op& o = c.ops[k];
-        nfsstat4 s = status_of(res[k + 1]);
+        nfsstat4 s = status_of(res[k + first]);
         if (s != nfsstat4::NFS4_OK) {
           fail(o.owner, std::error_code(s));
           stop = true;
           break;
         }
-        std::error_code e = o.on_ok ? o.on_ok(res[k + 1], r.placed_at(k + 1)) : std::error_code();
+        std::error_code e = o.on_ok ? o.on_ok(res[k + first], r.placed_at(k + first)) : std::error_code();
         if (e) fail(o.owner, e), stop = true;
         else ++ok_ops[o.owner];
       }
-      if (!stop && res.size() < c.ops.size() + 1) {  // a reply that ends early without an error
-        fail(c.ops[res.size() - 1].owner, make_error_code(errc::protocol_error));
+      if (!stop && res.size() < c.ops.size() + first) {  // a reply that ends early without an error
+        fail(c.ops[res.size() - first].owner, make_error_code(errc::protocol_error));
         stop = true;
       }
     }
@@ -390,14 +419,29 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
   }
 
   void finish() {
+    if (atomic && refused) {
+      reset_result(*out, out->status.size());
+      out->error = refused;
+      return done(out->error, 0);
+    }
+    const bool aborted = atomic && (commit_failed || std::find(failed.begin(), failed.end(), true) != failed.end());
     for (std::size_t o = 0; o < out->status.size(); ++o)
-      if (!failed[o] && (no_ops[o] || (planned_ops[o] > 0 && ok_ops[o] == planned_ops[o]))) out->status[o] = {};
+      if (!failed[o] && (no_ops[o] || (planned_ops[o] > 0 && ok_ops[o] == planned_ops[o])))
+        out->status[o] = aborted ? make_error_code(errc::rolled_back) : std::error_code();
     finish_result(*out);
+    if (aborted && !out->error) out->error = commit_failed;
     done(out->error, out->ok_count);
   }
 };
 
 }  // namespace
+
+/// A transaction id unique among this process's transactions (and, by its random start,
+/// unlikely to repeat across processes): names the transaction in the server's journal.
+static std::uint64_t next_txnid() {
+  static std::atomic<std::uint64_t> next{std::random_device{}() | (std::uint64_t{std::random_device{}()} << 32)};
+  return next++;
+}
 
 std::uint32_t max_transfer(const channel_attrs4& limits, bool reading) {
   std::size_t room = reading ? limits.ca_maxresponsesize : limits.ca_maxrequestsize;
@@ -407,7 +451,7 @@ std::uint32_t max_transfer(const channel_attrs4& limits, bool reading) {
 }
 
 void run_planned(session_engine& engine, const nfs_fh4& root, std::size_t window_bytes, std::vector<planned_item> items,
-                 std::size_t n_owners, vresult* out, done_fn done) {
+                 std::size_t n_owners, vresult* out, done_fn done, bool atomic) {
   reset_result(*out, n_owners);
   auto run = std::make_shared<plan_run>();
   run->engine = &engine;
@@ -419,18 +463,30 @@ void run_planned(session_engine& engine, const nfs_fh4& root, std::size_t window
   run->ok_ops.assign(n_owners, 0);
   run->failed.assign(n_owners, false);
   run->no_ops.assign(n_owners, false);
-  packer p(engine.limits(), root);
+  channel_attrs4 limits = engine.limits();
+  if (atomic) {  // room for VNFS_TXN
+    run->atomic = true;
+    run->txnid = next_txnid();
+    limits.ca_maxoperations = limits.ca_maxoperations > 1 ? limits.ca_maxoperations - 1 : 0;
+    limits.ca_maxrequestsize = limits.ca_maxrequestsize > 32 ? limits.ca_maxrequestsize - 32 : 0;
+  }
+  packer p(limits, root);
   std::size_t cut = n_owners;  // owners from here on were not planned
   for (auto& item : items) {
     if (item.ops.empty()) continue;  // nothing to do (e.g. a listing already at its end)
     std::error_code ec;
     if (!p.place(item, ec)) {
       cut = item.ops.front().owner;
-      run->fail(cut, ec);
+      if (atomic) run->refused = make_error_code(errc::transaction_too_large);
+      else run->fail(cut, ec);
       break;
     }
   }
   run->compounds = p.take();
+  if (atomic && (run->refused || run->compounds.size() > 1)) {  // nothing is sent
+    run->refused = make_error_code(errc::transaction_too_large);
+    run->compounds.clear();
+  }
   for (const auto& c : run->compounds) run->count(*c, +1);
   // An owner with no operations needs none: it succeeds with the call, if it was reached.
   for (std::size_t o = 0; o < cut; ++o) run->no_ops[o] = run->planned_ops[o] == 0;

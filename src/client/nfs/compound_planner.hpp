@@ -102,8 +102,14 @@ struct planned_item {
 /// vector; *out gets one status per owner. `done(first error, ok_count)` runs once, on the
 /// I/O thread, after every COMPOUND sent has completed. An item too big for any COMPOUND the
 /// session allows fails with NFS4ERR_REP_TOO_BIG / NFS4ERR_REQ_TOO_BIG without being sent.
+///
+/// With `atomic`, the items run as one transaction (docs/transactions.md): one COMPOUND
+/// whose first operation after SEQUENCE is VNFS_TXN, with the outcomes of
+/// client_options::atomic_vectors. Items that need more than one COMPOUND are refused with
+/// errc::transaction_too_large before anything is sent.
 void run_planned(session_engine& engine, const nfs4::nfs_fh4& root, std::size_t window_bytes,
-                 std::vector<planned_item> items, std::size_t n_owners, vresult* out, done_fn done);
+                 std::vector<planned_item> items, std::size_t n_owners, vresult* out, done_fn done,
+                 bool atomic = false);
 
 /// Largest READ or WRITE payload one operation moves under the session's limits (at most
 /// max_io, leaving room for the rest of the COMPOUND).

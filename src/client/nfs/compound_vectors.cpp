@@ -231,7 +231,12 @@ void compound_vectors::io(std::span<vio> items, bool writing, vresult* out, done
     } while (at < size);
   }
   close_group();
+  if (writing) return run_mutating(std::move(plan), items.size(), out, std::move(done));
   run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
+}
+
+void compound_vectors::run_mutating(std::vector<planned_item> plan, std::size_t n, vresult* out, done_fn done) {
+  run_planned(engine_, root_, window_bytes_, std::move(plan), n, out, std::move(done), atomic_);
 }
 
 void compound_vectors::vread(std::span<vio> items, vresult* out, done_fn done) { io(items, false, out, std::move(done)); }
@@ -290,7 +295,7 @@ void compound_vectors::vsetattrs(std::span<const vattr> items, vresult* out, don
     it.ops.push_back(make(SETATTR4args{sid, settable_attrs(a.mask, a.stat)}, i, 32));
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
+  run_mutating(std::move(plan), items.size(), out, std::move(done));
 }
 
 // ---- names
@@ -311,7 +316,7 @@ void compound_vectors::vmkdir(std::span<const vmkdir_item> items, vresult* out, 
     it.modifies = it.needs_cache = true;
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
+  run_mutating(std::move(plan), items.size(), out, std::move(done));
 }
 
 void compound_vectors::vsymlink(std::span<const vlink> items, vresult* out, done_fn done) {
@@ -328,7 +333,7 @@ void compound_vectors::vsymlink(std::span<const vlink> items, vresult* out, done
     it.modifies = it.needs_cache = true;
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
+  run_mutating(std::move(plan), items.size(), out, std::move(done));
 }
 
 void compound_vectors::vhardlink(std::span<const vlink> items, vresult* out, done_fn done) {
@@ -346,7 +351,7 @@ void compound_vectors::vhardlink(std::span<const vlink> items, vresult* out, don
     it.modifies = it.needs_cache = true;
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
+  run_mutating(std::move(plan), items.size(), out, std::move(done));
 }
 
 void compound_vectors::vreadlink(std::span<const std::string> paths, std::string* targets, vresult* out,
@@ -375,7 +380,7 @@ void compound_vectors::vremove(std::span<const std::string> paths, vresult* out,
     it.modifies = it.needs_cache = true;
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), paths.size(), out, std::move(done));
+  run_mutating(std::move(plan), paths.size(), out, std::move(done));
 }
 
 void compound_vectors::vrename(std::span<const vrename_item> items, vresult* out, done_fn done) {
@@ -394,7 +399,7 @@ void compound_vectors::vrename(std::span<const vrename_item> items, vresult* out
     it.modifies = it.needs_cache = true;
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
+  run_mutating(std::move(plan), items.size(), out, std::move(done));
 }
 
 // ---- open files
@@ -637,6 +642,12 @@ struct scopy_run : std::enable_shared_from_this<scopy_run> {
 };
 
 void compound_vectors::vscopy(std::span<vcopy_item> items, vresult* out, done_fn done) {
+  if (atomic_) {  // four rounds of COMPOUNDs: not transactional yet
+    reset_result(*out, items.size());
+    if (!items.empty()) out->status[0] = make_error_code(errc::bad_argument);
+    finish_result(*out);
+    return done(out->error, 0);
+  }
   auto run = std::make_shared<scopy_run>();
   run->engine = &engine_;
   run->root = root_;

@@ -19,6 +19,7 @@
 #include <span>
 
 #include "client/backend.hpp"
+#include "client/nfs/compound_planner.hpp"
 #include "client/nfs/session_engine.hpp"
 
 namespace vnfs::detail {
@@ -26,10 +27,11 @@ namespace vnfs::detail {
 class compound_vectors {
  public:
   /// `next_owner` gives a fresh open-owner for each OPEN; `window_bytes` bounds the bytes of
-  /// one call's COMPOUNDs in flight (client_options::vector_window_bytes).
+  /// one call's COMPOUNDs in flight (client_options::vector_window_bytes); with `atomic`, the
+  /// mutating calls run as transactions (client_options::atomic_vectors).
   compound_vectors(session_engine& engine, const nfs4::nfs_fh4& root, std::function<nfs4::open_owner4()> next_owner,
-                   std::size_t window_bytes)
-      : engine_(engine), root_(root), next_owner_(std::move(next_owner)), window_bytes_(window_bytes) {}
+                   std::size_t window_bytes, bool atomic = false)
+      : engine_(engine), root_(root), next_owner_(std::move(next_owner)), window_bytes_(window_bytes), atomic_(atomic) {}
 
   void vopen(std::span<vopen_item> items, vresult* out, done_fn done);
   void vclose(std::span<const file> files, vresult* out, done_fn done);
@@ -48,11 +50,14 @@ class compound_vectors {
 
  private:
   void io(std::span<vio> items, bool writing, vresult* out, done_fn done);
+  /// run_planned for a mutating call: transactional with atomic_.
+  void run_mutating(std::vector<planned_item> plan, std::size_t n, vresult* out, done_fn done);
 
   session_engine& engine_;
   const nfs4::nfs_fh4& root_;
   std::function<nfs4::open_owner4()> next_owner_;
   std::size_t window_bytes_;
+  bool atomic_;
 };
 
 }  // namespace vnfs::detail

@@ -93,7 +93,7 @@ class nfs_backend final : public backend {
     owner_ = "vnfs-open-owner-" + std::to_string(::getpid());
     if (o.compound_vectors)
       vectors_ = std::make_unique<compound_vectors>(engine_, root_, [this] { return next_open_owner(); },
-                                                    o.vector_window_bytes);
+                                                    o.vector_window_bytes, o.atomic_vectors);
   }
 
   ~nfs_backend() override { close_all(); }

@@ -28,7 +28,8 @@ inline void finish_result(vresult& r) {
   for (std::size_t i = 0; i < r.status.size(); ++i) {
     if (!r.status[i]) {
       ++r.ok_count;
-    } else if (r.failed_index == vresult::npos && r.status[i] != errc::not_executed) {
+    } else if (r.failed_index == vresult::npos && r.status[i] != errc::not_executed &&
+               r.status[i] != errc::rolled_back) {
       r.failed_index = i;
       r.error = r.status[i];
     }

@@ -4,6 +4,7 @@
 #include "server/ops/attribute_codec.hpp"
 #include "server/ops/fh_checks.hpp"
 #include "server/ops/handlers.hpp"
+#include "server/txn/transaction.hpp"
 #include "vnfs/xdr/error.hpp"
 
 namespace vnfs::server {
@@ -105,6 +106,14 @@ nfs4::SETATTR4res handle(compound_context& ctx, const nfs4::SETATTR4args& args) 
     }
     res.status = check_size_stateid(ctx, args.stateid, obj);
     if (res.status != ok) return res;
+  }
+  if (ctx.txn) {
+    std::error_code ec = sa.size ? ctx.txn->protect_data(ctx.current.obj, *sa.size, UINT64_MAX)
+                                 : ctx.txn->protect_attrs(ctx.current.obj);
+    if (ec) {
+      res.status = to_nfsstat(ec);
+      return res;
+    }
   }
   res.status = apply_setattr(ctx.current.obj, sa);
   if (res.status == ok) res.attrsset = std::move(set);

@@ -32,21 +32,31 @@ inline nfs4::nfsstat4 check_component(std::string_view name) noexcept {
   return nfs4::nfsstat4::NFS4_OK;
 }
 
-/// What a handler does with a name in a directory, for check_hidden().
+/// What a handler does with a name in a directory, for check_entry().
 enum class name_use {
   find,  ///< looks up, removes or renames away an existing entry
   make,  ///< creates an entry of that name (or renames or links onto it)
 };
 
-/// The stable client records' directory in the export root (server_options::recovery_name)
-/// is not part of the namespace clients see: a name that finds it answers NFS4ERR_NOENT, and
-/// nothing of that name may be made there (NFS4ERR_ACCESS). Everything else: NFS4_OK.
-inline nfs4::nfsstat4 check_hidden(const compound_context& ctx, const fs::object& dir,
-                                   std::string_view name, name_use use) noexcept {
-  if (!ctx.server.recovery_in_export || name != server_options::recovery_name ||
-      !ctx.server.exp.is_root(dir))
-    return nfs4::nfsstat4::NFS4_OK;
-  return use == name_use::find ? nfs4::nfsstat4::NFS4ERR_NOENT : nfs4::nfsstat4::NFS4ERR_ACCESS;
+/// Whether `name` in `dir` is one of vnfsd's own directories in the export root, which are
+/// not part of the namespace clients see: the stable client records
+/// (server_options::recovery_name, when they are kept in the export) and the transaction
+/// state (txn::state_dir_name). READDIR skips them too.
+inline bool hidden_entry(const compound_context& ctx, const fs::object& dir, std::string_view name) noexcept {
+  if (ctx.server.recovery_in_export && name == server_options::recovery_name && ctx.server.exp.is_root(dir))
+    return true;
+  return ctx.server.txns.hidden(dir, name);
+}
+
+/// check_component, and then: a hidden entry (hidden_entry) does not exist for clients. A
+/// name that would find it answers NFS4ERR_NOENT; nothing of that name may be made there
+/// (NFS4ERR_ACCESS).
+inline nfs4::nfsstat4 check_entry(const compound_context& ctx, const fs::object& dir, std::string_view name,
+                                  name_use use) noexcept {
+  if (nfs4::nfsstat4 s = check_component(name); s != nfs4::nfsstat4::NFS4_OK) return s;
+  if (hidden_entry(ctx, dir, name))
+    return use == name_use::find ? nfs4::nfsstat4::NFS4ERR_NOENT : nfs4::nfsstat4::NFS4ERR_ACCESS;
+  return nfs4::nfsstat4::NFS4_OK;
 }
 
 /// Wraps a fresh object of the export with its filehandle.

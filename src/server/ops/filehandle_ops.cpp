@@ -100,8 +100,7 @@ nfs4::RESTOREFH4res handle(compound_context& ctx, const nfs4::RESTOREFH4args&) {
 // symlink as the current filehandle is NFS4ERR_SYMLINK.
 nfs4::LOOKUP4res handle(compound_context& ctx, const nfs4::LOOKUP4args& args) {
   if (nfsstat4 s = require_dir(ctx.current); s != ok) return {.status = s};
-  if (nfsstat4 s = check_component(args.objname); s != ok) return {.status = s};
-  if (nfsstat4 s = check_hidden(ctx, ctx.current.obj, args.objname, name_use::find); s != ok)
+  if (nfsstat4 s = check_entry(ctx, ctx.current.obj, args.objname, name_use::find); s != ok)
     return {.status = s};
   std::error_code ec;
   fs::object obj = fs::lookup(ctx.current.obj, args.objname, ec);
@@ -129,8 +128,7 @@ nfs4::LOOKUPP4res handle(compound_context& ctx, const nfs4::LOOKUPP4args&) {
 nfs4::SECINFO4res handle(compound_context& ctx, const nfs4::SECINFO4args& args) {
   nfs4::SECINFO4res res;
   res.status = require_dir(ctx.current);
-  if (res.status == ok) res.status = check_component(args.name);
-  if (res.status == ok) res.status = check_hidden(ctx, ctx.current.obj, args.name, name_use::find);
+  if (res.status == ok) res.status = check_entry(ctx, ctx.current.obj, args.name, name_use::find);
   if (res.status != ok) return res;
   std::error_code ec;
   fs::object obj = fs::lookup(ctx.current.obj, args.name, ec);

@@ -27,6 +27,7 @@
 #include "server/fs/io.hpp"
 #include "server/ops/handlers.hpp"
 #include "server/ops/status_mapping.hpp"
+#include "server/txn/transaction.hpp"
 
 namespace vnfs::server {
 
@@ -130,6 +131,11 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
   if ((res.status = validate_io(ctx, ctx.current, a.stateid, true, fd)) != nfsstat4::NFS4_OK)
     return res;
 
+  if (ctx.txn)
+    if (std::error_code ec = ctx.txn->protect_data(ctx.current.obj, a.offset, a.data.size())) {
+      res.status = to_nfsstat(ec);
+      return res;
+    }
   std::error_code ec;
   std::size_t written = 0;
   if (a.offset == nfs4::NFS4_UINT64_MAX) {
@@ -219,6 +225,12 @@ nfs4::COPY4res handle(compound_context& ctx, const nfs4::COPY4args& a) {
 
   std::uint64_t copied = 0;
   if (count != 0) {
+    if (ctx.txn) {
+      // The source's atime moves when it is read: restored too on rollback.
+      std::error_code ec = ctx.txn->protect_attrs(ctx.saved.obj);
+      if (!ec) ec = ctx.txn->protect_data(ctx.current.obj, a.ca_dst_offset, count);
+      if (ec) return fail(to_nfsstat(ec));
+    }
     std::error_code ec;
     copied = fs::copy(ctx.saved.obj, a.ca_src_offset, ctx.current.obj, a.ca_dst_offset, count, ec);
     if (ec && copied == 0) return fail(to_nfsstat(ec));

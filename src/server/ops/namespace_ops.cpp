@@ -7,6 +7,7 @@
 #include "server/ops/attribute_codec.hpp"
 #include "server/ops/fh_checks.hpp"
 #include "server/ops/handlers.hpp"
+#include "server/txn/transaction.hpp"
 
 namespace vnfs::server {
 
@@ -50,8 +51,7 @@ nfs4::CREATE4res handle(compound_context& ctx, const nfs4::CREATE4args& args) {
     default:  // NF4REG is OPEN's business; named attributes are not supported
       return fail(nfsstat4::NFS4ERR_BADTYPE);
   }
-  if (nfsstat4 s = check_component(args.objname); s != ok) return fail(s);
-  if (nfsstat4 s = check_hidden(ctx, ctx.current.obj, args.objname, name_use::make); s != ok)
+  if (nfsstat4 s = check_entry(ctx, ctx.current.obj, args.objname, name_use::make); s != ok)
     return fail(s);
   fs::setattr_args sa;
   nfs4::bitmap4 attrset;
@@ -61,6 +61,8 @@ nfs4::CREATE4res handle(compound_context& ctx, const nfs4::CREATE4args& args) {
   const fs::object& dir = ctx.current.obj;
   std::uint32_t perm = sa.mode.value_or(type == nfs_ftype4::NF4DIR ? 0755u : 0644u);
   sa.mode.reset();
+  if (ctx.txn)
+    if (std::error_code ec = ctx.txn->protect_create(dir, args.objname)) return fail(to_nfsstat(ec));
   change_tracker cinfo{dir};
   std::error_code ec;
   fs::object obj;
@@ -97,9 +99,9 @@ nfs4::CREATE4res handle(compound_context& ctx, const nfs4::CREATE4args& args) {
 nfs4::REMOVE4res handle(compound_context& ctx, const nfs4::REMOVE4args& args) {
   nfs4::REMOVE4res res;
   res.status = require_dir(ctx.current);
-  if (res.status == ok) res.status = check_component(args.target);
-  if (res.status == ok)
-    res.status = check_hidden(ctx, ctx.current.obj, args.target, name_use::find);
+  if (res.status == ok) res.status = check_entry(ctx, ctx.current.obj, args.target, name_use::find);
+  if (res.status == ok && ctx.txn)
+    res.status = to_nfsstat(ctx.txn->protect_remove(ctx.current.obj, args.target));
   if (res.status != ok) return res;
   change_tracker cinfo{ctx.current.obj};
   std::error_code ec;
@@ -115,12 +117,10 @@ nfs4::RENAME4res handle(compound_context& ctx, const nfs4::RENAME4args& args) {
   nfs4::RENAME4res res;
   res.status = require_dir(ctx.saved);
   if (res.status == ok) res.status = require_dir(ctx.current);
-  if (res.status == ok) res.status = check_component(args.oldname);
-  if (res.status == ok) res.status = check_component(args.newname);
-  if (res.status == ok)
-    res.status = check_hidden(ctx, ctx.saved.obj, args.oldname, name_use::find);
-  if (res.status == ok)
-    res.status = check_hidden(ctx, ctx.current.obj, args.newname, name_use::make);
+  if (res.status == ok) res.status = check_entry(ctx, ctx.saved.obj, args.oldname, name_use::find);
+  if (res.status == ok) res.status = check_entry(ctx, ctx.current.obj, args.newname, name_use::make);
+  if (res.status == ok && ctx.txn)
+    res.status = to_nfsstat(ctx.txn->protect_rename(ctx.saved.obj, args.oldname, ctx.current.obj, args.newname));
   if (res.status != ok) return res;
   change_tracker src{ctx.saved.obj};
   change_tracker dst{ctx.current.obj};
@@ -150,9 +150,9 @@ nfs4::LINK4res handle(compound_context& ctx, const nfs4::LINK4args& args) {
   }
   res.status = require_dir(ctx.current);
   if (res.status == ok && ctx.saved.obj.is_directory()) res.status = nfsstat4::NFS4ERR_ISDIR;
-  if (res.status == ok) res.status = check_component(args.newname);
-  if (res.status == ok)
-    res.status = check_hidden(ctx, ctx.current.obj, args.newname, name_use::make);
+  if (res.status == ok) res.status = check_entry(ctx, ctx.current.obj, args.newname, name_use::make);
+  if (res.status == ok && ctx.txn)
+    res.status = to_nfsstat(ctx.txn->protect_create(ctx.current.obj, args.newname));
   if (res.status != ok) return res;
   change_tracker cinfo{ctx.current.obj};
   std::error_code ec;
@@ -244,10 +244,9 @@ nfs4::READDIR4res handle(compound_context& ctx, const nfs4::READDIR4args& args) 
   const bool want_rdattr_error = args.attr_request.test(nfs4::FATTR4_RDATTR_ERROR);
   nfs4::attributes error_only;
 
+  // vnfsd's own directories in the export root are not listed (hidden_entry).
   std::size_t used = 0, dir_used = 0;
   std::uint64_t cookie = args.cookie;
-  // The stable client records, when they live in the export root, are not listed there.
-  const bool hide_records = ctx.server.recovery_in_export && ctx.server.exp.is_root(dir);
   bool full = false;
   nfs4::dirlist4& out = res.resok4.reply;
   while (!full) {
@@ -261,7 +260,7 @@ nfs4::READDIR4res handle(compound_context& ctx, const nfs4::READDIR4args& args) 
       break;
     }
     for (fs::dir_entry& e : batch.entries) {
-      if (hide_records && e.name == server_options::recovery_name) {
+      if (hidden_entry(ctx, dir, e.name)) {
         cookie = e.cookie;
         continue;
       }

@@ -13,6 +13,7 @@
 #include "server/ops/fh_checks.hpp"
 #include "server/ops/handlers.hpp"
 #include "server/ops/status_mapping.hpp"
+#include "server/txn/transaction.hpp"
 
 namespace vnfs::server {
 
@@ -157,7 +158,7 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
     case nfs4::open_claim_type4::CLAIM_NULL: {
       if (nfsstat4 st = ops_detail::require_dir(ctx.current); st != nfsstat4::NFS4_OK) return fail(st);
       const fs::object& dir = ctx.current.obj;
-      if (nfsstat4 st = ops_detail::check_hidden(
+      if (nfsstat4 st = ops_detail::check_entry(
               ctx, dir, a.claim.file, create ? ops_detail::name_use::make : ops_detail::name_use::find);
           st != nfsstat4::NFS4_OK)
         return fail(st);
@@ -203,6 +204,8 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
         // permission bits; an unset mode gives rw-r--r--.
         ch.perm = post.mode.value_or(0644);
         post.mode.reset();
+        if (ctx.txn)
+          if (std::error_code pe = ctx.txn->protect_create(dir, a.claim.file)) return fail(to_nfsstat(pe));
         fs::create_result cr = fs::create(dir, a.claim.file, ch, ec);
         if (ec) return fail(to_nfsstat(ec));
         file = std::move(cr.file);
@@ -272,6 +275,8 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
   if (access & nfs4::OPEN4_SHARE_ACCESS_WRITE) req.write_fd = fd;
 
   if (truncate) {
+    if (ctx.txn)
+      if (std::error_code pe = ctx.txn->protect_data(file, 0, UINT64_MAX)) return fail(to_nfsstat(pe));
     fs::setattr_args t;
     t.size = 0;
     if (nfsstat4 st = apply_setattr(file, t); st != nfsstat4::NFS4_OK) return fail(st);

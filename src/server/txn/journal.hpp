@@ -1,0 +1,111 @@
+// vnfsd transactions: the journal of one transaction, an append-only file of checksummed
+// records in the state directory (docs/transactions.md, "The journal").
+//
+// Every record is on stable storage (fdatasync) when append() returns: a change is made
+// only after the record that undoes it has been appended. A crash in the middle of an
+// append leaves a torn last record, which read_journal() drops: the change it would have
+// protected was never made.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <system_error>
+#include <variant>
+#include <vector>
+
+#include "server/fs/unique_fd.hpp"
+#include "vnfs/xdr/codec.hpp"
+
+namespace vnfs::server::txn {
+
+/// Attributes an undo restores (the times as seconds and nanoseconds).
+struct saved_attrs {
+  std::uint32_t type{};  ///< fs::file_type
+  std::uint32_t mode{}, uid{}, gid{};
+  std::uint64_t size{};
+  std::int64_t atime_sec{}, mtime_sec{};
+  std::uint32_t atime_nsec{}, mtime_nsec{};
+  VNFS_XDR_FIELDS(type, mode, uid, gid, size, atime_sec, atime_nsec, mtime_sec, mtime_nsec)
+};
+
+/// First record: who began the transaction.
+struct rec_begin {
+  std::uint64_t clientid{}, client_txnid{};
+  VNFS_XDR_FIELDS(clientid, client_txnid)
+};
+/// The object (by filehandle) had these attributes before the transaction changed it.
+/// Undo: restores owner, mode, size (regular files) and times.
+struct rec_attrs {
+  std::vector<std::byte> fh;
+  saved_attrs attrs;
+  VNFS_XDR_FIELDS(fh, attrs)
+};
+/// Bytes [offset, offset + length) of the file were copied to the transaction's data file
+/// at data_offset. Undo: copies them back.
+struct rec_range {
+  std::vector<std::byte> fh;
+  std::uint64_t offset{}, length{}, data_offset{};
+  VNFS_XDR_FIELDS(fh, offset, length, data_offset)
+};
+/// `name` is about to be created in the directory. Undo: removes it (if it exists).
+struct rec_created {
+  std::vector<std::byte> dir;
+  std::string name;
+  VNFS_XDR_FIELDS(dir, name)
+};
+/// The non-directory `name` is about to be removed from the directory; the state
+/// directory holds a hard link to it as `grave`. Undo: links it back (if the name is free).
+struct rec_removed {
+  std::vector<std::byte> dir;
+  std::string name, grave;
+  VNFS_XDR_FIELDS(dir, name, grave)
+};
+/// The empty directory `name` (filehandle `fh`) is about to be removed. Undo: makes it
+/// again with `attrs`; the earlier records that name `fh` then apply to the new directory.
+struct rec_rmdir {
+  std::vector<std::byte> dir;
+  std::string name;
+  std::vector<std::byte> fh;
+  saved_attrs attrs;
+  VNFS_XDR_FIELDS(dir, name, fh, attrs)
+};
+/// from_dir/from_name is about to be renamed to to_dir/to_name (a replaced target has its
+/// own rec_removed / rec_rmdir before this). Undo: renames it back if the old name is free.
+struct rec_renamed {
+  std::vector<std::byte> from_dir;
+  std::string from_name;
+  std::vector<std::byte> to_dir;
+  std::string to_name;
+  VNFS_XDR_FIELDS(from_dir, from_name, to_dir, to_name)
+};
+/// The commit point: every change is on stable storage; nothing is undone any more.
+struct rec_commit {
+  std::uint32_t reserved{};
+  VNFS_XDR_FIELDS(reserved)
+};
+
+using record = std::variant<rec_begin, rec_attrs, rec_range, rec_created, rec_removed,
+                            rec_rmdir, rec_renamed, rec_commit>;
+
+/// Appends records to a new journal file.
+class journal_writer {
+ public:
+  journal_writer() = default;
+  /// Creates `name` in the directory `dirfd` (O_EXCL), writes the file header and `first`,
+  /// and makes file and directory entry durable (fdatasync, fsync of the directory).
+  static journal_writer create(int dirfd, const std::string& name, const record& first,
+                               std::error_code& ec);
+  /// Appends one record and fdatasyncs it.
+  void append(const record& r, std::error_code& ec);
+  std::uint64_t bytes() const noexcept { return size_; }
+
+ private:
+  fs::unique_fd fd_;
+  std::uint64_t size_ = 0;
+};
+
+/// The complete records of a journal, in order, up to the first torn or corrupt one (a
+/// file cut short before its header gives no records). ENOENT if there is no such file.
+std::vector<record> read_journal(int dirfd, const std::string& name, std::error_code& ec);
+
+}  // namespace vnfs::server::txn

@@ -1,0 +1,180 @@
+#include "server/txn/undo.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <map>
+
+#include "server/fs/attributes.hpp"
+#include "server/fs/detail.hpp"
+#include "server/fs/directory.hpp"
+#include "server/fs/identity.hpp"
+
+namespace vnfs::server::txn {
+
+namespace {
+
+std::error_code last_error() { return {errno, std::system_category()}; }
+
+bool is_gone(const std::error_code& ec) {
+  return ec == std::error_code(ESTALE, std::system_category()) ||
+         ec == std::error_code(ENOENT, std::system_category()) ||
+         ec == fs::errc::bad_handle;
+}
+
+fs::setattr_args restore_args(const saved_attrs& a, bool with_size) {
+  const auto type = static_cast<fs::file_type>(a.type);
+  fs::setattr_args s;
+  s.uid = a.uid;
+  s.gid = a.gid;
+  if (type != fs::file_type::symlink) s.mode = a.mode;
+  if (with_size && type == fs::file_type::regular) s.size = a.size;
+  s.atime = fs::time_update::at({a.atime_sec, a.atime_nsec});
+  s.mtime = fs::time_update::at({a.mtime_sec, a.mtime_nsec});
+  return s;
+}
+
+/// Directories an undo made again (rec_rmdir), by the filehandle of the one removed.
+using remade_dirs = std::map<std::vector<std::byte>, fs::object>;
+
+std::error_code undo_one(const fs::export_root& exp, int state_fd, int data_fd, const record& rec,
+                         remade_dirs& remade) {
+  std::error_code ec;
+  auto resolve = [&](const std::vector<std::byte>& fh) {
+    if (auto it = remade.find(fh); it != remade.end()) return it->second.clone(ec);
+    return exp.resolve(fh, ec);
+  };
+  if (const auto* r = std::get_if<rec_attrs>(&rec)) {
+    fs::object obj = resolve(r->fh);
+    if (ec) return is_gone(ec) ? std::error_code{} : ec;
+    fs::setattr(obj, restore_args(r->attrs, true), ec);
+    return ec;
+  }
+  if (const auto* r = std::get_if<rec_range>(&rec)) {
+    fs::object obj = resolve(r->fh);
+    if (ec) return is_gone(ec) ? std::error_code{} : ec;
+    int fd = fs::detail::open_data(obj, O_WRONLY, ec);
+    if (fd < 0) return ec;
+    fs::unique_fd closer(fd);
+    if (data_fd < 0) return fs::sys_error(ENOENT);
+    return copy_bytes(data_fd, r->data_offset, fd, r->offset, r->length);
+  }
+  if (const auto* r = std::get_if<rec_created>(&rec)) {
+    fs::object dir = resolve(r->dir);
+    if (ec) return is_gone(ec) ? std::error_code{} : ec;
+    if (::unlinkat(dir.fd(), r->name.c_str(), 0) == 0 || errno == ENOENT) return {};
+    if (errno != EISDIR && errno != EPERM) return last_error();
+    if (::unlinkat(dir.fd(), r->name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT) return {};
+    return last_error();
+  }
+  if (const auto* r = std::get_if<rec_removed>(&rec)) {
+    fs::object dir = resolve(r->dir);
+    if (ec) return is_gone(ec) ? std::error_code{} : ec;
+    // EEXIST: the removal never happened; ENOENT: the grave is gone (already restored).
+    if (::linkat(state_fd, r->grave.c_str(), dir.fd(), r->name.c_str(), 0) == 0 ||
+        errno == EEXIST || errno == ENOENT)
+      return {};
+    return last_error();
+  }
+  if (const auto* r = std::get_if<rec_rmdir>(&rec)) {
+    fs::object dir = resolve(r->dir);
+    if (ec) return is_gone(ec) ? std::error_code{} : ec;
+    if (::mkdirat(dir.fd(), r->name.c_str(), 0700) != 0)
+      return errno == EEXIST ? std::error_code{} : last_error();  // EEXIST: never removed
+    fs::object made = fs::lookup(dir, r->name, ec);
+    if (!ec) fs::setattr(made, restore_args(r->attrs, false), ec);
+    if (!ec) remade[r->fh] = std::move(made);
+    return ec;
+  }
+  if (const auto* r = std::get_if<rec_renamed>(&rec)) {
+    fs::object from = resolve(r->from_dir);
+    if (ec) return is_gone(ec) ? std::error_code{} : ec;
+    fs::object to = resolve(r->to_dir);
+    if (ec) return is_gone(ec) ? std::error_code{} : ec;
+    // ENOENT or EEXIST: the rename never happened.
+    if (::renameat2(to.fd(), r->to_name.c_str(), from.fd(), r->from_name.c_str(), RENAME_NOREPLACE) == 0 ||
+        errno == ENOENT || errno == EEXIST)
+      return {};
+    return last_error();
+  }
+  return {};  // rec_begin, rec_commit
+}
+
+}  // namespace
+
+std::error_code copy_bytes(int src, std::uint64_t src_offset, int dst, std::uint64_t dst_offset,
+                           std::uint64_t length) {
+  auto so = static_cast<off_t>(src_offset), d = static_cast<off_t>(dst_offset);
+  bool plain = false;
+  while (length > 0) {
+    ssize_t n;
+    if (!plain) {
+      n = ::copy_file_range(src, &so, dst, &d, length, 0);
+      if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP || errno == ENOSYS)) {
+        plain = true;
+        continue;
+      }
+    } else {
+      std::array<std::byte, 65536> buf;
+      n = ::pread(src, buf.data(), std::min<std::uint64_t>(length, buf.size()), so);
+      if (n > 0) {
+        for (ssize_t w = 0; w < n;) {
+          ssize_t m = ::pwrite(dst, buf.data() + w, static_cast<std::size_t>(n - w), d + w);
+          if (m < 0 && errno == EINTR) continue;
+          if (m <= 0) return last_error();
+          w += m;
+        }
+        so += n;
+        d += n;
+      }
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return last_error();
+    if (n == 0) break;  // end of src
+    length -= static_cast<std::uint64_t>(n);
+  }
+  return {};
+}
+
+std::error_code undo(const fs::export_root& exp, int state_fd, int data_fd,
+                     const std::vector<record>& records) {
+  fs::scoped_fs_root as_root;
+  remade_dirs remade;
+  for (auto it = records.rbegin(); it != records.rend(); ++it)
+    if (std::error_code ec = undo_one(exp, state_fd, data_fd, *it, remade)) return ec;
+  return {};
+}
+
+std::error_code finish(int state_fd, const std::string& prefix, const std::string& journal,
+                       const std::function<void()>& between) {
+  fs::scoped_fs_root as_root;
+  if (::syncfs(state_fd) != 0) return last_error();
+  std::vector<std::string> names;
+  {
+    int fd = ::openat(state_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return last_error();
+    DIR* d = ::fdopendir(fd);
+    if (d == nullptr) {
+      ::close(fd);
+      return last_error();
+    }
+    while (dirent* e = ::readdir(d)) {
+      std::string_view n = e->d_name;
+      if (n.starts_with(prefix) && n.size() > prefix.size() && n[prefix.size()] == '.' && n != journal)
+        names.emplace_back(n);
+    }
+    ::closedir(d);
+  }
+  for (const std::string& n : names)
+    if (::unlinkat(state_fd, n.c_str(), 0) != 0 && errno != ENOENT) return last_error();
+  if (between) between();
+  if (::unlinkat(state_fd, journal.c_str(), 0) != 0 && errno != ENOENT) return last_error();
+  if (::fsync(state_fd) != 0) return last_error();
+  return {};
+}
+
+}  // namespace vnfs::server::txn

@@ -1,0 +1,37 @@
+// vnfsd transactions: the undo executor. One code path for a transaction that failed while
+// the server runs and for one that a crash left behind (recovery at start-up).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "server/fs/export_root.hpp"
+#include "server/txn/journal.hpp"
+
+namespace vnfs::server::txn {
+
+/// Undoes `records` (a journal without rec_commit) in reverse order. Each step tolerates
+/// that the change it undoes was never made (the crash came between record and change),
+/// so running it twice is harmless. Objects are found by their filehandles; an object that
+/// no longer exists (created by this transaction and already removed by an earlier undo
+/// step) is skipped. `data_fd` reads the transaction's data file (range backups); `state_fd`
+/// is the state directory (graves). Returns the first error that left a step undone.
+std::error_code undo(const fs::export_root& exp, int state_fd, int data_fd,
+                     const std::vector<record>& records);
+
+/// After commit or undo: syncs the export's file system (so what was done or undone is on
+/// stable storage before the journal goes), then removes the transaction's files from the
+/// state directory (every entry whose name starts with `prefix`, journal last) and syncs
+/// the directory. `between` runs after the other files are gone and before the journal
+/// goes (a crash-injection point).
+std::error_code finish(int state_fd, const std::string& prefix, const std::string& journal,
+                       const std::function<void()>& between = {});
+
+/// Copies `length` bytes from fd `src` at src_offset to fd `dst` at dst_offset
+/// (copy_file_range, falling back to pread/pwrite). Short only at the end of `src`.
+std::error_code copy_bytes(int src, std::uint64_t src_offset, int dst, std::uint64_t dst_offset,
+                           std::uint64_t length);
+
+}  // namespace vnfs::server::txn

@@ -1,0 +1,358 @@
+// Transactional COMPOUNDs on the server (docs/transactions.md), with hand-built COMPOUNDs:
+// every mutating operation inside a transaction that then fails leaves the export exactly
+// as it was (tree digest); the same operations commit when nothing fails; the state
+// directory is invisible; servers without the extension (NFS-Ganesha, vnfsd
+// --no-transactions) execute nothing of a transactional COMPOUND.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "stateful_client.hpp"
+#include "tree_digest.hpp"
+#include "vnfs/nfs4/attributes.hpp"
+
+using namespace vnfs;
+using namespace vnfs::nfs4;
+using namespace vnfs::test;
+using vnfs::txn_test::leftover_journals;
+using vnfs::txn_test::tree_digest;
+
+namespace {
+
+std::vector<std::byte> pattern(std::size_t n, unsigned seed) {
+  std::vector<std::byte> v(n);
+  std::uint32_t x = seed * 2654435761u + 1;
+  for (auto& b : v) {
+    x = x * 1103515245u + 12345u;
+    b = std::byte(x >> 16);
+  }
+  return v;
+}
+
+void write_local(const std::filesystem::path& p, const std::vector<std::byte>& data) {
+  std::ofstream(p, std::ios::binary)
+      .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+}
+
+/// Sets atime and mtime of `p` (not following a symlink) to fixed, distinct values.
+void set_times(const std::filesystem::path& p, std::int64_t sec) {
+  struct timespec ts[2] = {{sec, 111}, {sec + 7, 222}};
+  REQUIRE(::utimensat(AT_FDCWD, p.c_str(), ts, AT_SYMLINK_NOFOLLOW) == 0);
+}
+
+/// The working directory every test starts from: files of several sizes, a file with two
+/// links, an empty directory, a symlink, a subdirectory with a file; all times fixed.
+void populate(const std::filesystem::path& wd) {
+  namespace fs = std::filesystem;
+  write_local(wd / "f", pattern(5000, 1));
+  write_local(wd / "a", pattern(100, 2));
+  write_local(wd / "b", pattern(7000, 3));
+  write_local(wd / "c", pattern(300, 4));
+  write_local(wd / "src", pattern(10000, 5));
+  write_local(wd / "dst", pattern(4000, 6));
+  fs::create_hard_link(wd / "f", wd / "f2");
+  fs::create_directory(wd / "emptydir");
+  fs::create_directory(wd / "sub");
+  write_local(wd / "sub" / "g", pattern(64, 7));
+  fs::create_symlink("f", wd / "ln");
+  ::chmod((wd / "a").c_str(), 0640);
+  std::int64_t t = 1'600'000'000;
+  for (const char* n : {"f", "a", "b", "c", "src", "dst", "sub/g", "ln", "emptydir", "sub"}) set_times(wd / n, t += 100);
+  set_times(wd, t + 100);
+}
+
+/// What a digest of `wd` says now (taken twice: the first listing of a directory may move
+/// its atime, the second no longer does, see tree_digest).
+std::string settled_digest(const std::filesystem::path& wd) {
+  tree_digest(wd);
+  return tree_digest(wd);
+}
+
+/// The export's working directory with the transaction prefix: SEQUENCE, VNFS_TXN, the root
+/// operations, LOOKUP of the working directory, then `ops`.
+struct txn_client {
+  nfs_client c;
+  std::uint64_t next_id = 1;
+  explicit txn_client(test_server& srv, std::string wd) : c(srv, std::move(wd)) {}
+
+  std::vector<nfs_argop4> to_wd() const {
+    auto ops = c.s.root_ops();
+    ops.push_back(LOOKUP4args{c.dir});
+    return ops;
+  }
+  COMPOUND4res run(std::vector<nfs_argop4> ops, std::uint32_t minor = 1) {
+    std::vector<nfs_argop4> all{VNFS_TXN4args{1, next_id++, 0}};
+    for (auto& o : to_wd()) all.push_back(std::move(o));
+    for (auto& o : ops) all.push_back(std::move(o));
+    return c.call(std::move(all), minor);
+  }
+  /// Index in the results of ops[k] of run().
+  std::size_t at(std::size_t k) const { return 2 + to_wd().size() + k; }
+};
+
+/// An operation that fails wherever it comes: PUTFH of a handle no server minted.
+nfs_argop4 failing_op() { return PUTFH4args{nfs_fh4{std::byte{1}, std::byte{2}, std::byte{3}}}; }
+
+OPEN4args open_args(const nfs_client& c, std::string name, bool create, std::optional<std::uint64_t> size = {}) {
+  OPEN4args a;
+  a.share_access = OPEN4_SHARE_ACCESS_BOTH;
+  a.share_deny = OPEN4_SHARE_DENY_NONE;
+  a.owner = c.owner("txn-owner");
+  a.claim.claim = open_claim_type4::CLAIM_NULL;
+  a.claim.file = std::move(name);
+  if (create) {
+    a.openhow.opentype = opentype4::OPEN4_CREATE;
+    a.openhow.how.mode = createmode4::UNCHECKED4;
+    attributes m;
+    m.mode = 0600;
+    m.size = size;
+    a.openhow.how.createattrs = encode_attributes(m);
+  } else {
+    a.openhow.opentype = opentype4::OPEN4_NOCREATE;
+  }
+  return a;
+}
+
+WRITE4args write_args(std::uint64_t offset, const std::vector<std::byte>& data) {
+  WRITE4args w;
+  w.stateid = stateid4{1, {}};  // the current stateid (set by OPEN)
+  w.offset = offset;
+  w.stable = stable_how4::UNSTABLE4;
+  w.data = xdr::bytes_view(data.data(), data.size());
+  return w;
+}
+
+SETATTR4args setattr_args(const attributes& a) {
+  SETATTR4args s;
+  s.obj_attributes = encode_attributes(a);
+  return s;
+}
+
+CREATE4args create_dir(std::string name) {
+  CREATE4args c;
+  c.objtype.type = nfs_ftype4::NF4DIR;
+  c.objname = std::move(name);
+  attributes m;
+  m.mode = 0750;
+  c.createattrs = encode_attributes(m);
+  return c;
+}
+
+CREATE4args create_symlink(std::string name, std::string target) {
+  CREATE4args c;
+  c.objtype.type = nfs_ftype4::NF4LNK;
+  c.objtype.linkdata = std::move(target);
+  c.objname = std::move(name);
+  return c;
+}
+
+COPY4args copy_args(std::uint64_t src_offset, std::uint64_t dst_offset, std::uint64_t count) {
+  COPY4args cp;
+  cp.ca_src_offset = src_offset;
+  cp.ca_dst_offset = dst_offset;
+  cp.ca_count = count;
+  cp.ca_consecutive = true;
+  cp.ca_synchronous = true;
+  return cp;
+}
+
+/// The operations of one kind of change, each leaving the current filehandle where the
+/// next starts: the working directory.
+struct change_case {
+  const char* name;
+  std::function<std::vector<nfs_argop4>(txn_client&)> ops;
+  std::uint32_t minor = 1;
+};
+
+std::vector<change_case> change_cases() {
+  static const auto overwrite = pattern(2000, 11);
+  static const auto extend = pattern(3000, 12);
+  static const auto fresh = pattern(1500, 13);
+  std::vector<change_case> cases;
+  cases.push_back({"CREATE directory, directory in it, symlink in that", [](txn_client&) {
+                     return std::vector<nfs_argop4>{create_dir("d1"), create_dir("d2"), create_symlink("l", "../x")};
+                   }});
+  cases.push_back({"OPEN with create, WRITE", [](txn_client& t) {
+                     return std::vector<nfs_argop4>{open_args(t.c, "new", true), write_args(0, fresh)};
+                   }});
+  cases.push_back({"OPEN with truncate of an existing file", [](txn_client& t) {
+                     return std::vector<nfs_argop4>{open_args(t.c, "f", true, 0)};
+                   }});
+  cases.push_back({"WRITE overwrite and extend", [](txn_client& t) {
+                     return std::vector<nfs_argop4>{open_args(t.c, "f", false), write_args(1000, overwrite),
+                                                    write_args(4500, extend)};
+                   }});
+  cases.push_back({"SETATTR size (shrink, grow), mode, times, owner", [](txn_client&) {
+                     attributes shrink, grow, mode, times, owner;
+                     shrink.size = 10;
+                     grow.size = 20000;
+                     mode.mode = 0604;
+                     times.time_modify_set = settime4{time_how4::SET_TO_CLIENT_TIME4, {1'234'567'890, 5}};
+                     times.time_access_set = settime4{time_how4::SET_TO_SERVER_TIME4, {}};
+                     owner.owner = "1234";
+                     owner.owner_group = "4321";
+                     return std::vector<nfs_argop4>{LOOKUP4args{"b"}, setattr_args(shrink), setattr_args(grow),
+                                                    setattr_args(mode), setattr_args(times), setattr_args(owner)};
+                   }});
+  cases.push_back({"REMOVE a file with two links, an empty directory, a symlink", [](txn_client&) {
+                     return std::vector<nfs_argop4>{REMOVE4args{"f"}, REMOVE4args{"emptydir"}, REMOVE4args{"ln"}};
+                   }});
+  cases.push_back({"RENAME to a new name, over an existing file, a directory", [](txn_client&) {
+                     return std::vector<nfs_argop4>{SAVEFH4args{}, RENAME4args{"a", "a2"}, RENAME4args{"b", "c"},
+                                                    RENAME4args{"sub", "sub2"}};
+                   }});
+  cases.push_back({"LINK", [](txn_client& t) {
+                     std::vector<nfs_argop4> ops{LOOKUP4args{"c"}, SAVEFH4args{}};
+                     for (auto& o : t.to_wd()) ops.push_back(std::move(o));
+                     ops.push_back(LINK4args{"c-link"});
+                     return ops;
+                   }});
+  cases.push_back({"COPY over and past the end of the destination", [](txn_client& t) {
+                     std::vector<nfs_argop4> ops{LOOKUP4args{"src"}, SAVEFH4args{}};
+                     for (auto& o : t.to_wd()) ops.push_back(std::move(o));
+                     ops.push_back(LOOKUP4args{"dst"});
+                     ops.push_back(copy_args(0, 3000, 6000));
+                     return ops;
+                   },
+                   2});
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("a transaction whose last operation fails leaves the export as it was", "[txn]") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  for (const change_case& cc : change_cases()) {
+    INFO(cc.name);
+    const std::string wd = new_workdir(srv, "tx");
+    const auto dir = srv.export_dir() / wd;
+    populate(dir);
+    txn_client t(srv, wd);
+    const std::string before = settled_digest(dir);
+    std::vector<nfs_argop4> ops = cc.ops(t);
+    const std::size_t n = ops.size();
+    ops.push_back(failing_op());
+    COMPOUND4res r = t.run(std::move(ops), cc.minor);
+    REQUIRE(r.status == nfsstat4::NFS4ERR_BADHANDLE);
+    REQUIRE(r.resarray.size() == t.at(n) + 1);  // every change ran, then the failing PUTFH
+    CHECK(status_at(r, 1) == nfsstat4::NFS4_OK);
+    for (std::size_t k = 0; k < n; ++k) CHECK(status_at(r, t.at(k)) == nfsstat4::NFS4_OK);
+    CHECK(tree_digest(dir) == before);
+    CHECK(leftover_journals(srv.export_dir()) == 0);
+
+    // The same operations without the failure commit, and change the tree.
+    const std::string wd2 = new_workdir(srv, "tx");
+    populate(srv.export_dir() / wd2);
+    txn_client t2(srv, wd2);
+    const std::string before2 = settled_digest(srv.export_dir() / wd2);
+    COMPOUND4res ok = t2.run(cc.ops(t2), cc.minor);
+    REQUIRE(ok.status == nfsstat4::NFS4_OK);
+    CHECK(tree_digest(srv.export_dir() / wd2) != before2);
+    CHECK(leftover_journals(srv.export_dir()) == 0);
+  }
+}
+
+TEST_CASE("committed transactions leave exactly their changes", "[txn]") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "tx");
+  const auto dir = srv.export_dir() / wd;
+  populate(dir);
+  txn_client t(srv, wd);
+  const auto data = pattern(3000, 21);
+  auto r = t.run({open_args(t.c, "f", false), write_args(4000, data), failing_op()});
+  REQUIRE(r.status == nfsstat4::NFS4ERR_BADHANDLE);
+  CHECK(std::filesystem::file_size(dir / "f") == 5000);
+  r = t.run({open_args(t.c, "f", false), write_args(4000, data)});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  CHECK(std::filesystem::file_size(dir / "f") == 7000);
+  r = t.run({REMOVE4args{"f"}, SAVEFH4args{}, RENAME4args{"a", "f"}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  CHECK(std::filesystem::file_size(dir / "f") == 100);
+  CHECK(std::filesystem::hard_link_count(dir / "f2") == 1);
+  CHECK_FALSE(std::filesystem::exists(dir / "a"));
+  CHECK(leftover_journals(srv.export_dir()) == 0);
+}
+
+TEST_CASE("the state directory is invisible to clients", "[txn]") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "tx");
+  txn_client t(srv, wd);
+  REQUIRE(t.run({create_dir("made")}).status == nfsstat4::NFS4_OK);  // the state directory exists now
+  REQUIRE(std::filesystem::is_directory(srv.export_dir() / ".vnfsd-txn"));
+  nfs_client& c = t.c;
+  auto root = c.s.root_ops();
+  auto with_root = [&](std::vector<nfs_argop4> ops) {
+    auto all = root;
+    all.insert(all.end(), ops.begin(), ops.end());
+    return c.call(std::move(all));
+  };
+  CHECK(with_root({LOOKUP4args{".vnfsd-txn"}}).status == nfsstat4::NFS4ERR_NOENT);
+  CHECK(with_root({REMOVE4args{".vnfsd-txn"}}).status == nfsstat4::NFS4ERR_NOENT);
+  CHECK(with_root({create_dir(".vnfsd-txn")}).status == nfsstat4::NFS4ERR_ACCESS);
+  CHECK(with_root({SAVEFH4args{}, RENAME4args{wd, ".vnfsd-txn"}}).status == nfsstat4::NFS4ERR_ACCESS);
+  CHECK(with_root({SAVEFH4args{}, RENAME4args{".vnfsd-txn", "x"}}).status == nfsstat4::NFS4ERR_NOENT);
+  CHECK(with_root({open_args(c, ".vnfsd-txn", false)}).status == nfsstat4::NFS4ERR_NOENT);
+  CHECK(with_root({open_args(c, ".vnfsd-txn", true)}).status == nfsstat4::NFS4ERR_ACCESS);
+  CHECK(with_root({SECINFO4args{".vnfsd-txn"}}).status == nfsstat4::NFS4ERR_NOENT);
+  // Not listed: READDIR of the root, page by page.
+  std::uint64_t cookie = 0;
+  verifier4 verf{};
+  bool eof = false, seen_wd = false;
+  for (int pages = 0; !eof && pages < 1000; ++pages) {
+    READDIR4args rd;
+    rd.cookie = cookie;
+    rd.cookieverf = verf;
+    rd.dircount = 0;
+    rd.maxcount = 4096;
+    auto r = with_root({rd});
+    REQUIRE(r.status == nfsstat4::NFS4_OK);
+    const auto& ok = result_at<READDIR4res>(r, 1 + root.size()).resok4;
+    for (const auto& e : ok.reply.entries) {
+      CHECK(e.name != ".vnfsd-txn");
+      seen_wd = seen_wd || e.name == wd;
+      cookie = e.cookie;
+    }
+    verf = ok.cookieverf;
+    eof = ok.reply.eof;
+  }
+  CHECK(seen_wd);
+}
+
+TEST_CASE("VNFS_TXN anywhere but right after SEQUENCE is NFS4ERR_INVAL", "[txn]") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "tx");
+  nfs_client c(srv, wd);
+  auto r = c.run({VNFS_TXN4args{1, 7, 0}, create_dir("x")});
+  CHECK(r.status == nfsstat4::NFS4ERR_INVAL);
+  CHECK_FALSE(std::filesystem::exists(srv.export_dir() / wd / "x"));
+  txn_client t(srv, wd);
+  auto bad_flags = t.c.call({VNFS_TXN4args{1, 8, 1}, PUTROOTFH4args{}});
+  CHECK(bad_flags.status == nfsstat4::NFS4ERR_INVAL);
+  CHECK(bad_flags.resarray.size() == 2);
+}
+
+TEST_CASE("a server without the extension executes nothing of a transactional COMPOUND", "[txn][ganesha]") {
+  auto kind = GENERATE(server_kind::ganesha, server_kind::vnfsd);
+  INFO(name_of(kind));
+  static std::unique_ptr<test_server> plain;
+  test_server* srv = &server_of(kind);
+  if (kind == server_kind::vnfsd) {
+    if (!plain) plain = std::make_unique<test_server>(server_kind::vnfsd, std::vector<std::string>{"--no-transactions"});
+    ::chmod(plain->export_dir().c_str(), 0755);
+    srv = plain.get();
+  }
+  const std::string wd = new_workdir(*srv, "tx");
+  txn_client t(*srv, wd);
+  auto r = t.run({create_dir("must-not-exist")});
+  CHECK(r.status == nfsstat4::NFS4ERR_OP_ILLEGAL);
+  REQUIRE(r.resarray.size() == 2);  // SEQUENCE, then the refusal: nothing after it ran
+  CHECK(opnum_of(r.resarray[1]) == nfs_opnum4::OP_ILLEGAL);
+  CHECK_FALSE(std::filesystem::exists(srv->export_dir() / wd / "must-not-exist"));
+  // The session goes on: a plain COMPOUND afterwards works.
+  CHECK(t.c.run({create_dir("plain")}).status == nfsstat4::NFS4_OK);
+  CHECK(std::filesystem::is_directory(srv->export_dir() / wd / "plain"));
+}
