@@ -109,7 +109,7 @@ std::optional<client_stats> mount_stats(const std::string& prefix) {
 
 namespace detail {
 
-std::optional<remote_location> locate(const std::string& path) {
+std::optional<remote_location> locate(const std::string& path, on_bad_map bad_map) {
   namespace fs = std::filesystem;
   std::string absolute = path;
   if (absolute.empty() || absolute[0] != '/') {
@@ -126,6 +126,7 @@ std::optional<remote_location> locate(const std::string& path) {
   {
     std::lock_guard lock(s.mu);
     read_environment(s);
+    if (!s.env_error.empty() && bad_map == on_bad_map::as_local) return std::nullopt;
     if (!s.env_error.empty()) throw_io_error(std::make_error_code(std::errc::invalid_argument), "open (" + s.env_error + ")", path);
     const auto maps = maps_of(s);
     const std::size_t i = adapters::longest_prefix(maps, absolute);

@@ -17,9 +17,17 @@ struct remote_location {
   std::string url;                       ///< the mapping's URL
 };
 
+/// How locate() treats a malformed VNFS_MAP.
+enum class on_bad_map {
+  fail,      ///< throw io_error (an open: the application hears why)
+  as_local,  ///< every path is local (the C library calls of path_calls.cpp: a bad map must
+             ///< not break the process's other file calls; the accessor's open reports it)
+};
+
 /// The mapping containing `path` (made absolute against the working directory, normalised)
 /// with its client connected, or nothing for a local path. Throws io_error (naming `path`)
-/// when VNFS_MAP is malformed or the client cannot connect.
-std::optional<remote_location> locate(const std::string& path);
+/// when the client cannot connect, and when VNFS_MAP is malformed unless `bad_map` says
+/// otherwise.
+std::optional<remote_location> locate(const std::string& path, on_bad_map bad_map = on_bad_map::fail);
 
 }  // namespace vnfs::tpie::detail

@@ -44,7 +44,8 @@ template <class F>
 std::optional<int> on_vnfs(const char* path, F&& call) {
   if (path == nullptr || *path == '\0') return std::nullopt;
   try {
-    std::optional<remote_location> where = vnfs::tpie::detail::locate(path);
+    std::optional<remote_location> where =
+        vnfs::tpie::detail::locate(path, vnfs::tpie::detail::on_bad_map::as_local);
     if (!where) return std::nullopt;
     call(*where, where->remote_path.empty() ? std::string("/") : where->remote_path);
     return 0;

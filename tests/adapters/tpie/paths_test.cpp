@@ -100,3 +100,22 @@ TEST_CASE("a mapped path whose server is gone fails with EIO, not a hang or a cr
   CHECK(::stat(s.remote("x").c_str(), &sb) == -1);
   CHECK(errno == EIO);
 }
+
+TEST_CASE("a malformed VNFS_MAP leaves every path local for the C calls; an open reports it", "[tpie][paths]") {
+  vnfs::test::temp_dir local("vnfs-tpie-badmap");
+  vnfs::tpie::unmount_all();  // VNFS_MAP is read again
+  REQUIRE(::setenv("VNFS_MAP", "no-equals-sign", 1) == 0);
+  struct stat sb {};
+  CHECK(::stat(local.path().c_str(), &sb) == 0);  // the process's other file calls carry on
+  CHECK(S_ISDIR(sb.st_mode));
+  vnfs::tpie::raw_file_accessor a;
+  bool reported = false;
+  try {
+    a.open_wo((local.path() / "f").string());
+  } catch (const vnfs::tpie::io_error& e) {
+    reported = std::string(e.what()).find("VNFS_MAP") != std::string::npos;
+  }
+  CHECK(reported);
+  ::unsetenv("VNFS_MAP");
+  vnfs::tpie::unmount_all();
+}
