@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "stateful_client.hpp"
+#include "test_pattern.hpp"
 #include "vnfs/rpc/auth.hpp"
 #include "vnfs/test/blocking_channel.hpp"
 #include "vnfs/nfs4/attributes.hpp"
@@ -47,16 +48,6 @@ std::pair<stateid4, nfs_fh4> open_file(nfs_client& c, const std::string& name, s
   auto r = c.run({open_args(c, name, owner, access), GETFH4args{}});
   REQUIRE(r.status == nfsstat4::NFS4_OK);
   return {c.at<OPEN4res>(r, 0).resok4.stateid, c.at<GETFH4res>(r, 1).resok4.object};
-}
-
-std::vector<std::byte> pattern(std::size_t n, unsigned seed) {
-  std::vector<std::byte> v(n);
-  std::uint32_t x = seed * 2654435761u + 1;
-  for (auto& b : v) {
-    x = x * 1103515245u + 12345u;
-    b = std::byte(x >> 16);
-  }
-  return v;
 }
 
 std::vector<std::byte> read_local(const std::filesystem::path& p) {

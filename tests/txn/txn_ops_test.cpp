@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "stateful_client.hpp"
+#include "test_pattern.hpp"
 #include "tree_digest.hpp"
 #include "vnfs/nfs4/attributes.hpp"
 
@@ -22,16 +23,6 @@ using vnfs::txn_test::leftover_journals;
 using vnfs::txn_test::tree_digest;
 
 namespace {
-
-std::vector<std::byte> pattern(std::size_t n, unsigned seed) {
-  std::vector<std::byte> v(n);
-  std::uint32_t x = seed * 2654435761u + 1;
-  for (auto& b : v) {
-    x = x * 1103515245u + 12345u;
-    b = std::byte(x >> 16);
-  }
-  return v;
-}
 
 void write_local(const std::filesystem::path& p, const std::vector<std::byte>& data) {
   std::ofstream(p, std::ios::binary)
