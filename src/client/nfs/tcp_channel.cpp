@@ -201,7 +201,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
       case reply_decoder::step::kind::receive:
         if (next.until > body_.size() && record_left_ > 0)
           return receive(std::min(next.until - body_.size(), record_left_), [xid](tcp_channel& self) { self.advance(xid); });
-        return advance(xid);  // (never: the decoder asks for bytes the record has and body_ lacks)
+        break;  // (never: the decoder asks only for bytes the record has and body_ lacks)
       case reply_decoder::step::kind::place:
         return place(xid, next);
       case reply_decoder::step::kind::rest:
