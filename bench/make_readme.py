@@ -406,7 +406,7 @@ def rdma_io_section(res, w, name="rdma_io"):
           "so the client pays per COMPOUND only and its CPU per byte falls as 1 / block size, as DAFS's does in "
           "Figure 4. But per COMPOUND the cma client does more than the TCP client: before each RDMA Write the "
           "server sends an access request that the client's I/O thread must receive, check against its "
-          "registration table and answer (src/transport/rdma/cma), besides the call and the reply, all over a "
+          "registration table and answer (transport/rdma/cma), besides the call and the reply, all over a "
           "Unix socket; real RDMA hardware needs no such exchange. So below the crossover block size, where "
           "per-COMPOUND costs dominate, RDMA/cma costs the client as much as TCP or more, and the 1/3 claim "
           "holds only for large blocks. Bandwidth here is bound by the two shared vCPUs that client, vnfsd and "

@@ -14,10 +14,11 @@ of the repository (the standard library, Boost, Catch2, ...) is not ours and not
 The file it resolves to gives the area it belongs to, and the rules say which areas each
 area may include:
 
-- the protocol layers, in order xdr, rpc, nfs4, transport (include/vnfs/{xdr,rpc,nfs4,
-  transport}, src/nfs4, src/transport), then the client (src/client) and the server
-  (src/server), each use only the layers before them: nothing reaches back up, and the
-  client and the server do not use each other. The client implements the public API and
+- the protocol layers xdr, rpc, nfs4 (include/vnfs/{xdr,rpc,nfs4}, src/nfs4), each using
+  only those before it, then the transport (transport/), which moves RPC messages and uses
+  only xdr and rpc (no NFS), then the client (src/client) and the server (src/server), which
+  use all of them: nothing reaches back up, and the client and the server do not use each
+  other. So only the client, the server and the tests include transport headers. The client implements the public API and
   may include it; the server includes only the public header it implements
   (vnfs/embedded_server.hpp).
 - the public API (include/vnfs/*.hpp) includes only public headers: those installed for
@@ -41,8 +42,9 @@ PUBLIC_NESTED = {
     "include/vnfs/nfs4/status.hpp",  # error.hpp: NFS4ERR_* compare with vnfs::nfs4::nfsstat4
 }
 
-# Roots an include name is resolved against, in the build's order.
-INCLUDE_ROOTS = ["include", "src", "tests/support/include", "bench/support/include"]
+# Roots an include name is resolved against, in the build's order. The repository root is
+# the transport's ("transport/..."), given only to the libraries and tests that link it.
+INCLUDE_ROOTS = ["include", "src", "tests/support/include", "bench/support/include", "."]
 INCLUDE_ROOT_GLOBS = ["adapters/*/include"]
 
 # Public code that still includes a private or uninstalled header: (includer, included) ->
@@ -59,7 +61,7 @@ LAYER_USES = {
     "xdr": {"xdr"},
     "rpc": {"xdr", "rpc"},
     "nfs4": {"xdr", "rpc", "nfs4"},
-    "transport": {"xdr", "rpc", "nfs4", "transport"},
+    "transport": {"xdr", "rpc", "transport"},
     "client": {"xdr", "rpc", "nfs4", "transport", "client", "api"},
     "server": {"xdr", "rpc", "nfs4", "transport", "server"},
 }
@@ -72,13 +74,15 @@ def area(rel):
     if parts[0] == "include" and len(parts) > 2 and parts[1] == "vnfs":
         if len(parts) == 3:
             return ("api", "include/vnfs")
-        if parts[2] in ("xdr", "rpc", "nfs4", "transport"):
+        if parts[2] in ("xdr", "rpc", "nfs4"):
             return ("layer", parts[2])
         return ("api", "include/vnfs")  # a public folder that is not a protocol layer
     if parts[0] == "src" and len(parts) > 2:
-        if parts[1] in ("nfs4", "transport", "client", "server"):
+        if parts[1] in ("nfs4", "client", "server"):
             return ("layer", parts[1])
         return ("layer", "other src")
+    if parts[0] == "transport" and len(parts) > 1:
+        return ("layer", "transport")
     if parts[0] == "adapters" and len(parts) > 2:
         if parts[2] == "include":
             return ("adapter api", "adapters/" + parts[1])
@@ -209,9 +213,13 @@ SELF_TEST_CASES = [
     ("include/vnfs/client.hpp", "vnfs/nfs4/compound.hpp", False),  # not installed
     ("include/vnfs/nfs4/compound.hpp", "vnfs/xdr/codec.hpp", True),
     ("include/vnfs/xdr/codec.hpp", "vnfs/nfs4/compound.hpp", False),  # upwards
-    ("src/transport/rdma/fabric.hpp", "vnfs/rpc/message.hpp", True),
-    ("src/transport/rdma/fabric.hpp", "client/backend.hpp", False),  # upwards
+    ("transport/rdma/fabric.hpp", "vnfs/rpc/message.hpp", True),
+    ("transport/rdma/fabric.hpp", "transport/rdma/memory.hpp", True),
+    ("transport/rdma/fabric.hpp", "client/backend.hpp", False),  # upwards
+    ("transport/rdma/fabric.hpp", "vnfs/nfs4/compound.hpp", False),  # the transport knows no NFS
+    ("include/vnfs/nfs4/compound.hpp", "transport/rdma/fabric.hpp", False),  # downwards
     ("src/client/backend.hpp", "transport/rdma/fabric.hpp", True),
+    ("src/server/vnfsd.hpp", "transport/rdma/fabric.hpp", True),
     ("src/client/backend.hpp", "vnfs/error.hpp", True),
     ("src/client/backend.hpp", "server/vnfsd.hpp", False),  # sideways
     ("src/server/vnfsd.hpp", "client/backend.hpp", False),  # sideways
@@ -223,6 +231,8 @@ SELF_TEST_CASES = [
     ("tools/t/main.cpp", "client/backend.hpp", False),
     ("tools/t/main.cpp", "vnfs/nfs4/compound.hpp", False),
     ("tools/t/main.cpp", "vnfs/test/temp_dir.hpp", False),
+    ("tools/t/main.cpp", "transport/rdma/fabric.hpp", False),
+    ("include/vnfs/client.hpp", "transport/rdma/fabric.hpp", False),
     ("examples/x.cpp", "server/vnfsd.hpp", False),
     ("bench/b.cpp", "vnfs/bench/temp_dir.hpp", True),
     ("bench/b.cpp", "vnfs/test/temp_dir.hpp", False),
@@ -233,11 +243,12 @@ SELF_TEST_CASES = [
     ("adapters/b/src/map.cpp", "../../a/src/private.hpp", False),
     ("tests/client/t.cpp", "client/backend.hpp", True),
     ("tests/client/t.cpp", "vnfs/test/temp_dir.hpp", True),
+    ("tests/transport/t.cpp", "transport/rdma/fabric.hpp", True),
 ]
 SELF_TEST_FILES = [
     "include/vnfs/error.hpp", "include/vnfs/embedded_server.hpp", "include/vnfs/nfs4/status.hpp",
     "include/vnfs/nfs4/compound.hpp", "include/vnfs/xdr/codec.hpp", "include/vnfs/rpc/message.hpp",
-    "src/transport/rdma/fabric.hpp", "src/client/backend.hpp", "src/server/vnfsd.hpp",
+    "transport/rdma/fabric.hpp", "transport/rdma/memory.hpp", "src/client/backend.hpp", "src/server/vnfsd.hpp",
     "tools/t/helper.hpp", "adapters/a/include/vnfs/a/attach.hpp", "adapters/a/src/private.hpp",
     "tests/support/include/vnfs/test/temp_dir.hpp",
     "bench/support/include/vnfs/bench/temp_dir.hpp",

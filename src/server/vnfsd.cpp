@@ -14,7 +14,7 @@
 #include "server/server_state.hpp"
 #include "transport/rdma/fabric.hpp"
 #include "transport/rdma/rpc_server.hpp"
-#include "vnfs/transport/tcp/server.hpp"
+#include "transport/tcp/server.hpp"
 
 namespace vnfs::server {
 

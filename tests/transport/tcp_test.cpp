@@ -9,7 +9,7 @@
 
 #include "vnfs/rpc/message.hpp"
 #include "vnfs/test/blocking_channel.hpp"
-#include "vnfs/transport/tcp/server.hpp"
+#include "transport/tcp/server.hpp"
 #include "vnfs/xdr/decoder.hpp"
 
 using namespace vnfs;

@@ -1,4 +1,4 @@
-#include "vnfs/transport/tcp/connection.hpp"
+#include "transport/tcp/connection.hpp"
 
 #include <algorithm>
 #include <exception>

@@ -1,4 +1,4 @@
-#include "vnfs/transport/tcp/server.hpp"
+#include "transport/tcp/server.hpp"
 
 #include <chrono>
 #include <mutex>

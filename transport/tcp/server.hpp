@@ -11,7 +11,7 @@
 
 #include <boost/asio.hpp>
 
-#include "vnfs/transport/tcp/connection.hpp"
+#include "transport/tcp/connection.hpp"
 
 namespace vnfs::transport::tcp {
 
