@@ -19,9 +19,13 @@ void registration::deregister() noexcept {
   // call in flight holds.
 }
 
-std::uint64_t registration::new_attachment_owner() noexcept {
-  static std::atomic<std::uint64_t> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
+transport::region_use registration::use() const noexcept {
+  switch (access) {
+    case vnfs::access::read: return transport::region_use::receive;
+    case vnfs::access::write: return transport::region_use::send;
+    case vnfs::access::read_write: break;
+  }
+  return transport::region_use::both;
 }
 
 std::shared_ptr<void> registration::attach(std::uint64_t owner, const std::function<std::shared_ptr<void>()>& make) {

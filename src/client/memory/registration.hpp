@@ -11,8 +11,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <type_traits>
 
+#include "transport/registered_region.hpp"
 #include "vnfs/memory_region.hpp"
 
 namespace vnfs::detail {
@@ -31,13 +31,11 @@ struct attachment_counts {
 /// slice does, so in-flight operations never touch a dangling object, but backends must
 /// refuse to start new operations on an invalid registration (errc::bad_argument).
 ///
-/// Attachments. A transport that must register memory itself (RPC-over-RDMA: the fabric's
-/// memory registration) attaches its registration of the whole range here, once per
-/// transport instance (`owner`), at the first call that moves data through the region, and
-/// reuses it for every later call. Deregistration drops the attachments; a transport holds
-/// its own reference for each call in flight, so the transport's registration is released
-/// when the region is gone and the last call using it has completed.
-struct registration {
+/// Attachments (transport::registered_region): a transport that must register memory
+/// itself (RPC-over-RDMA: the fabric's memory registration) attaches its registration of
+/// the whole range here, once per transport instance, at the first call that moves data
+/// through the region, and reuses it for every later call.
+struct registration final : transport::registered_region {
   std::byte* data = nullptr;
   std::size_t size = 0;
   vnfs::access access = vnfs::access::read_write;
@@ -52,21 +50,10 @@ struct registration {
   /// attachments. Idempotent; called by ~memory_region.
   void deregister() noexcept;
 
-  /// A key for attachment() no other transport instance of this process ever uses.
-  static std::uint64_t new_attachment_owner() noexcept;
-
-  /// What `owner` attached to this region: the object attached before, else the one
-  /// `make()` returns, attached from now on (a null result attaches nothing). Null once the
-  /// region is deregistered: nothing is made then. Exceptions of make() propagate and attach
-  /// nothing. Thread-safe; make() runs under this registration's lock and must not call it.
-  template <class T, class Make>
-  std::shared_ptr<T> attachment(std::uint64_t owner, Make&& make) {
-    return std::static_pointer_cast<T>(attach(owner, [&make]() -> std::shared_ptr<void> {
-      return std::const_pointer_cast<std::remove_const_t<T>>(std::shared_ptr<T>(make()));
-    }));
-  }
-  /// Drops what `owner` attached (the transport is going away). No-op when nothing is.
-  void detach(std::uint64_t owner) noexcept;
+  std::span<std::byte> bytes() const noexcept override { return {data, size}; }
+  /// read: data lands in it (received); write: data leaves it (sent).
+  transport::region_use use() const noexcept override;
+  void detach(std::uint64_t owner) noexcept override;
   /// How many owners have an attachment on this region now.
   std::size_t attachments() const;
 
@@ -77,12 +64,12 @@ struct registration {
   // Also when no region deregistered it (a region move-assigned over drops its old
   // registration without destroying a region): the bytes return to the cap at the latest
   // when the last slice goes.
-  ~registration() { deregister(); }
+  ~registration() override { deregister(); }
   registration(const registration&) = delete;
   registration& operator=(const registration&) = delete;
 
  private:
-  std::shared_ptr<void> attach(std::uint64_t owner, const std::function<std::shared_ptr<void>()>& make);
+  std::shared_ptr<void> attach(std::uint64_t owner, const std::function<std::shared_ptr<void>()>& make) override;
 
   std::atomic<bool> valid_{true};
   std::weak_ptr<registration_table> table_;

@@ -7,6 +7,7 @@
 #include <random>
 #include <unordered_set>
 
+#include "client/memory/registration.hpp"
 #include "client/path.hpp"
 #include "client/vector/item_runner.hpp"
 #include "vnfs/xdr/codec.hpp"
@@ -306,7 +307,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
     std::vector<nfs_argop4> ops;
     ops.reserve(c->ops.size());
     std::vector<std::span<std::byte>> targets;
-    std::vector<std::shared_ptr<registration>> registered;
+    registered_regions registered;
     bool any_target = false;
     if (atomic) ops.push_back(VNFS_TXN4args{static_cast<std::uint32_t>(txn_action4::TXN_ONE_COMPOUND), txnid, 0});
     for (auto& o : c->ops) {

@@ -180,7 +180,7 @@ class nfs_backend final : public backend {
     if (target.size() > max_io) target = target.first(max_io);
     // Only registered memory receives directly: a plain buffer is written on success only.
     std::vector<std::span<std::byte>> targets;
-    std::vector<std::shared_ptr<registration>> registered;
+    registered_regions registered;
     if (dst.registered.data()) {
       targets.push_back(target);
       registered.push_back(dst.registered.registration());
@@ -209,7 +209,7 @@ class nfs_backend final : public backend {
     // The payload is referenced by the encoder and leaves by scatter-gather (no copy).
     std::vector<nfs_argop4> ops{PUTFH4args{of->fh},
                                 WRITE4args{of->io_stateid, offset, stable_how4::UNSTABLE4, data}};
-    std::vector<std::shared_ptr<registration>> registered;
+    registered_regions registered;
     if (src.registered.data()) registered.push_back(src.registered.registration());
     engine_.submit(
         std::move(ops),

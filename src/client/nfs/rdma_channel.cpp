@@ -1,29 +1,33 @@
-// vnfs client, nfs backend: RPC over RPC-over-RDMA v1 — the server RDMA-Writes READ payload
-// into the caller's target and long replies into a Reply chunk, and RDMA-Reads WRITE
-// payload and long calls from this process's memory.
+// vnfs transport: the RPC-client channel over RPC-over-RDMA v1 (rpc_client.hpp) — the
+// server RDMA-Writes a reply's payload into the caller's target (a Write chunk) and long
+// replies into a Reply chunk, and RDMA-Reads sent payload and long calls from this
+// process's memory, exposed through the fabric registrations of the caller's regions.
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
 
-#include "client/memory/registration.hpp"
 #include "client/nfs/rpc_channel.hpp"
 #include "transport/rdma/fabric.hpp"
 #include "transport/rdma/rpc_client.hpp"
 
-namespace vnfs::detail {
+namespace vnfs::transport {
 
 namespace {
 
-namespace rdma = transport::rdma;
-
-/// What the server may do to a region registered with `a`: RDMA-Write into memory data is
-/// read into, RDMA-Read from memory data is written from.
-rdma::remote_access remote_access_for(vnfs::access a) {
-  switch (a) {
-    case vnfs::access::read: return rdma::remote_access::write;
-    case vnfs::access::write: return rdma::remote_access::read;
-    case vnfs::access::read_write: break;
+/// What the server may do to a region used as `u`: RDMA-Write into memory data is
+/// received into, RDMA-Read from memory data is sent from.
+rdma::remote_access remote_access_for(region_use u) {
+  switch (u) {
+    case region_use::receive: return rdma::remote_access::write;
+    case region_use::send: return rdma::remote_access::read;
+    case region_use::both: break;
   }
   return rdma::remote_access::read_write;
+}
+
+/// A key for registered_region::attachment() no other channel of this process uses.
+std::uint64_t new_attachment_owner() noexcept {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 class rdma_channel final : public rpc_channel, public std::enable_shared_from_this<rdma_channel> {
@@ -65,22 +69,22 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
         });
   }
 
-  void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call, std::shared_ptr<const read_plan> plan,
-            const std::vector<std::shared_ptr<registration>>& registered, std::size_t max_reply) override {
-    if (!client_) return;  // the engine sends again after reconnecting
+  void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call, std::shared_ptr<reply_guide> guide,
+            const std::vector<std::shared_ptr<registered_region>>& registered, std::size_t max_reply) override {
+    if (!client_) return;  // the caller sends again after reconnecting
     wc_.sent += call->size();
     rdma::rpc_call rc;
     rc.xid = xid;
     rc.message = std::move(call);
     for (const auto& r : registered)
       if (auto fr = fabric_registration(r)) rc.registered.push_back(std::move(fr));
-    // One Write chunk, which the server fills with the first READ payload: offered only when
-    // the COMPOUND has a single READ.
-    if (plan && plan->targets.size() == 1) rc.read_target = plan->targets[0];
+    // One Write chunk, which the server fills with the reply's first payload: offered only
+    // when the reply has a single payload target.
+    if (guide && guide->targets().size() == 1) rc.read_target = guide->targets()[0];
     rc.max_reply = max_reply;
     std::weak_ptr<rdma_channel> weak = weak_from_this();
-    std::weak_ptr<const read_plan> weak_plan = plan;  // (kept weakly, as rpc_channel::send says)
-    client_->call(std::move(rc), [weak, g = gen_, xid, weak_plan](std::error_code ec, rdma::rpc_result r) {
+    std::weak_ptr<reply_guide> weak_guide = guide;  // (kept weakly, as rpc_channel::send says)
+    client_->call(std::move(rc), [weak, g = gen_, xid, weak_guide](std::error_code ec, rdma::rpc_result r) {
       auto self = weak.lock();
       if (!self || g != self->gen_) return;
       if (ec) {
@@ -90,13 +94,12 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
         return;
       }
       self->wc_.received += r.record.size();
-      reply_decoder decoder(weak_plan.lock());
-      if (r.direct) {  // the server wrote the (only) READ's payload into its target
+      if (r.direct) {  // the server wrote the (only) payload into its target
         self->wc_.received += *r.direct;
         self->wc_.direct += *r.direct;
-        decoder.placed_elsewhere(0, *r.direct);
+        if (auto guide = weak_guide.lock()) guide->placed_elsewhere(0, *r.direct);
       }
-      self->ev_.on_reply(xid, std::move(r.record), std::move(decoder));
+      self->ev_.on_reply(xid, std::move(r.record));
     });
   }
 
@@ -109,20 +112,20 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
   /// The fabric's registration of region `r`: made at the first call through it and kept
   /// on the region until it is deregistered or this channel goes. Null for a deregistered
   /// region or when the fabric refuses (the call then registers what it exposes itself).
-  std::shared_ptr<const rdma::memory_registration> fabric_registration(const std::shared_ptr<registration>& r) {
+  std::shared_ptr<const rdma::memory_registration> fabric_registration(const std::shared_ptr<registered_region>& r) {
     if (!r) return nullptr;
     bool made = false;
     std::shared_ptr<const rdma::memory_registration> fr;
     try {
       fr = r->attachment<const rdma::memory_registration>(attachment_owner_, [&] {
         made = true;
-        return fabric_->register_memory(r->data, r->size, remote_access_for(r->access));
+        return fabric_->register_memory(r->bytes().data(), r->bytes().size(), remote_access_for(r->use()));
       });
     } catch (const std::system_error&) {
       return nullptr;
     }
     if (made && fr) {
-      std::erase_if(attached_, [](const std::weak_ptr<registration>& w) { return w.expired(); });
+      std::erase_if(attached_, [](const std::weak_ptr<registered_region>& w) { return w.expired(); });
       attached_.push_back(r);
     }
     return fr;
@@ -135,8 +138,8 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
   wire_counters wc_;
   std::shared_ptr<rdma::rpc_client> client_;
   std::uint64_t gen_ = 0;  // counts connections; callbacks carry the one they began on
-  const std::uint64_t attachment_owner_ = registration::new_attachment_owner();
-  std::vector<std::weak_ptr<registration>> attached_;  // regions holding this fabric's registration
+  const std::uint64_t attachment_owner_ = new_attachment_owner();
+  std::vector<std::weak_ptr<registered_region>> attached_;  // regions holding this fabric's registration
 };
 
 }  // namespace
@@ -147,4 +150,4 @@ std::shared_ptr<rpc_channel> make_rdma_channel(boost::asio::io_context& io, cons
   return std::make_shared<rdma_channel>(io, provider, std::move(host), port, std::move(events), counters);
 }
 
-}  // namespace vnfs::detail
+}  // namespace vnfs::transport

@@ -35,6 +35,11 @@ void reply_decoder::placed_elsewhere(std::size_t read_index, std::uint32_t len) 
   elsewhere_len_ = len;
 }
 
+std::span<const std::span<std::byte>> reply_decoder::targets() const {
+  if (!plan_) return {};
+  return plan_->targets;
+}
+
 std::size_t reply_decoder::next_target(std::size_t k) const {
   for (; plan_ && k < plan_->targets.size(); ++k)
     if (!plan_->targets[k].empty()) return k;

@@ -1,7 +1,8 @@
 // vnfs client, nfs backend: the one decoder of a COMPOUND reply. It decodes each reply once,
 // result by result: while the reply arrives (TCP), far enough to tell the channel where the
-// next READ payload is so that it lands in the caller's memory; the rest when the record is
-// whole. It knows which payloads were placed, and the reply it makes says so.
+// next READ payload is so that it lands in the caller's memory (it is the channel's
+// transport::reply_guide); the rest when the record is whole. It knows which payloads were
+// placed, and the reply it makes says so.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +13,7 @@
 #include <system_error>
 #include <vector>
 
+#include "transport/reply_guide.hpp"
 #include "vnfs/nfs4/compound.hpp"
 
 namespace vnfs::detail {
@@ -44,12 +46,13 @@ struct compound_reply {
 /// What runs with the reply to a COMPOUND (or the error that ended it).
 using compound_done = std::function<void(std::error_code, compound_reply&)>;
 
-/// Decodes one RPC reply record (from its xid on) carrying COMPOUND4res.
+/// Decodes one RPC reply record (from its xid on) carrying COMPOUND4res. The payloads a
+/// channel places (transport::reply_guide) are the READ payloads, in order.
 ///
 /// The record is given as it grows: `body`, the bytes received so far less the payloads
 /// placed, in one buffer that is never reallocated while the reply is decoded (results
 /// already decoded view it), and that keeps its bytes when it moves into the reply.
-class reply_decoder {
+class reply_decoder final : public transport::reply_guide {
  public:
   /// Places nothing: every payload stays in the record.
   reply_decoder() = default;
@@ -58,27 +61,14 @@ class reply_decoder {
 
   /// RPC-over-RDMA: the payload of the `read_index`-th READ is already in its target, `len`
   /// bytes (the server wrote it there); the record keeps only its length.
-  void placed_elsewhere(std::size_t read_index, std::uint32_t len);
+  void placed_elsewhere(std::size_t read_index, std::uint32_t len) override;
 
-  /// What the channel receives next.
-  struct step {
-    enum class kind {
-      receive,  ///< until `body` holds `until` bytes (or the record ends), then advance again
-      place,    ///< the payload of READ `read_index`: `len` bytes and `pad` bytes of padding
-                ///< at `at` in the record go to `target` (and the padding nowhere), then advance
-      rest,     ///< the rest of the record, then finish()
-    } what = kind::rest;
-    std::size_t until = 0;
-    std::size_t at = 0;
-    std::uint32_t len = 0;
-    std::uint32_t pad = 0;
-    std::span<std::byte> target;
-  };
+  /// The plan's targets, one per READ.
+  std::span<const std::span<std::byte>> targets() const override;
 
-  /// While the record arrives: decodes what `body` holds, and says what to receive next.
-  /// `left`: bytes of the record not yet received. A step `place` counts the payload as
-  /// placed: the channel must put it in the target and cut it out of `body`.
-  step advance(std::span<const std::byte> body, std::size_t left);
+  /// While the record arrives: decodes what `body` holds, and says what to receive next
+  /// (step::kind::rest: the rest of the record, then finish()).
+  step advance(std::span<const std::byte> body, std::size_t left) override;
 
   /// The record is whole: decodes what advance() did not, and makes the reply (`record`
   /// becomes its buffer). An RPC error or a malformed reply gives errc::protocol_error.

@@ -10,13 +10,12 @@
 #include <vector>
 
 #include "client/nfs/reply_decoder.hpp"
+#include "transport/registered_region.hpp"
 #include "vnfs/nfs4/compound.hpp"
 #include "vnfs/rpc/auth.hpp"
 #include "vnfs/xdr/encoder.hpp"
 
 namespace vnfs::detail {
-
-struct registration;
 
 /// One COMPOUND from submission to completion.
 struct session_call {
@@ -27,7 +26,10 @@ struct session_call {
   /// new plan for each xid (encode_call()), which the channel holds weakly, so a reply to an
   /// xid given up on finds no plan to place into.
   std::shared_ptr<const read_plan> reads;
-  std::vector<std::shared_ptr<registration>> registered;  // regions the payloads lie in
+  /// The decoder of this transmission's reply when there are read targets: made from `reads`
+  /// each time the call goes to the channel, which holds it weakly as the reply's guide.
+  std::shared_ptr<reply_decoder> decoder;
+  std::vector<std::shared_ptr<transport::registered_region>> registered;  // regions the payloads lie in
   bool cachethis = false;  // ask the server to cache the reply (calls that must not run twice)
   bool sequenced = true;
   std::chrono::milliseconds grace_wait{0};            // the last back-off after NFS4ERR_GRACE (none yet: 0)

@@ -41,9 +41,11 @@ void session_engine::impl::write_next() {
     auto it = inflight.find(to_write.front());
     to_write.pop_front();
     if (it == inflight.end()) continue;  // answered or failed meanwhile
-    const session_call& c = *it->second;
+    session_call& c = *it->second;
     std::size_t limit = have_session ? fore.ca_maxresponsesize : reply_size_cap;
-    channel->send(c.xid, c.request, c.reads, c.registered,
+    // A new decoder for each transmission: one a lost connection left half-way is not reused.
+    c.decoder = c.reads ? std::make_shared<reply_decoder>(c.reads) : nullptr;
+    channel->send(c.xid, c.request, c.decoder, c.registered,
                   std::min(reply_size_bound(c.ops), limit));
   }
 }
@@ -81,11 +83,11 @@ void session_engine::impl::send_sessionless(std::vector<nfs4::nfs_argop4> ops, c
   send(std::move(c));
 }
 
-channel_events session_engine::impl::events() {
-  channel_events ev;
+transport::channel_events session_engine::impl::events() {
+  transport::channel_events ev;
   std::weak_ptr<impl> weak = weak_from_this();
-  ev.on_reply = [weak](std::uint32_t xid, std::vector<std::byte> record, reply_decoder decoder) {
-    if (auto self = weak.lock()) self->on_record(xid, std::move(record), std::move(decoder));
+  ev.on_reply = [weak](std::uint32_t xid, std::vector<std::byte> record) {
+    if (auto self = weak.lock()) self->on_record(xid, std::move(record));
   };
   ev.on_call_failed = [weak](std::uint32_t xid, std::error_code ec) {
     if (auto self = weak.lock()) self->on_call_failed(xid, ec);
@@ -107,14 +109,16 @@ void session_engine::impl::on_call_failed(std::uint32_t xid, std::error_code ec)
   finish_sequenced(std::move(c), ec, empty);
 }
 
-/// A whole reply: `record` less the READ payloads the channel placed, which `decoder`
-/// knows of, having decoded the results before them.
-void session_engine::impl::on_record(std::uint32_t xid, std::vector<std::byte> record, reply_decoder decoder) {
+/// A whole reply: `record` less the READ payloads the channel placed, which the call's
+/// decoder (the channel's guide) knows of, having decoded the results before them.
+void session_engine::impl::on_record(std::uint32_t xid, std::vector<std::byte> record) {
   auto it = inflight.find(xid);
   if (it == inflight.end()) return;  // a reply to a call already failed (closing): drop it
   std::unique_ptr<session_call> c = std::move(it->second);
   inflight.erase(it);
   compound_reply reply;
+  reply_decoder unguided;  // a call without read targets: the record holds the whole reply
+  reply_decoder& decoder = c->decoder ? *c->decoder : unguided;
   const std::error_code ec = decoder.finish(std::move(record), reply);
   if (!c->sequenced) {
     c->done(ec, reply);
@@ -200,10 +204,10 @@ session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::m
   m.owner = "vnfs-client-" + std::to_string(::getpid()) + "-" +
             std::to_string(reinterpret_cast<std::uintptr_t>(impl_.get()));
   m.boot_verifier = static_cast<std::uint64_t>(clock_type::now().time_since_epoch().count());
-  wire_counters wc{m.n_sent, m.n_received, m.n_direct, m.n_copied};
+  transport::wire_counters wc{m.n_sent, m.n_received, m.n_direct, m.n_copied};
   m.channel = m.cfg.rdma_provider.empty()
-                  ? make_tcp_channel(m.io, m.cfg.host, m.cfg.port, m.events(), wc)
-                  : make_rdma_channel(m.io, m.cfg.rdma_provider, m.cfg.host, m.cfg.port, m.events(), wc);
+                  ? transport::make_tcp_channel(m.io, m.cfg.host, m.cfg.port, m.events(), wc)
+                  : transport::make_rdma_channel(m.io, m.cfg.rdma_provider, m.cfg.host, m.cfg.port, m.events(), wc);
   // Connect on this thread (the I/O thread does not run yet), bounded by connect_timeout.
   std::error_code ec;
   bool done = false;
@@ -246,7 +250,7 @@ session_engine::~session_engine() { close(); }
 
 void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done done,
                             std::vector<std::span<std::byte>> read_targets, std::optional<bool> cachethis,
-                            std::vector<std::shared_ptr<registration>> registered) {
+                            registered_regions registered) {
   std::unique_lock lock(impl_->submit_mu);
   if (impl_->stopped) {  // the I/O thread is gone: complete here, exactly once
     lock.unlock();

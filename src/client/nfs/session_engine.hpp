@@ -14,13 +14,15 @@
 #include <vector>
 
 #include "client/nfs/reply_decoder.hpp"
+#include "transport/registered_region.hpp"
 #include "client/nfs/open_reclaims.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/nfs4/compound.hpp"
 
 namespace vnfs::detail {
 
-struct registration;
+/// The caller's registered regions a COMPOUND's payloads lie in.
+using registered_regions = std::vector<std::shared_ptr<transport::registered_region>>;
 
 /// Thread-safe front of the I/O thread. submit() may be called from any thread; callbacks
 /// run on the I/O thread.
@@ -55,11 +57,11 @@ class session_engine {
   /// retransmission (exactly-once); by default, unless every operation is one that may
   /// simply run again (lookups, reads). `registered`: the registered regions the read
   /// targets and WRITE payloads lie in (the transport may expose them through its own
-  /// registration of each region, made once; see registration::attachment); held until
+  /// registration of each region, made once; see transport::registered_region); held until
   /// `done` runs.
   void submit(std::vector<nfs4::nfs_argop4> ops, compound_done done, std::vector<std::span<std::byte>> read_targets = {},
               std::optional<bool> cachethis = std::nullopt,
-              std::vector<std::shared_ptr<registration>> registered = {});
+              registered_regions registered = {});
 
   /// Fails what is queued and in flight with errc::closed, then destroys the session and the
   /// client ID (best effort, bounded by connect_timeout). Idempotent; blocks.

@@ -43,7 +43,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> work;
   std::thread thread;
-  std::shared_ptr<rpc_channel> channel;  // TCP or RPC-over-RDMA (settings::rdma_provider)
+  std::shared_ptr<transport::rpc_channel> channel;  // TCP or RPC-over-RDMA (settings::rdma_provider)
   asio::steady_timer renew_timer{io};
   asio::steady_timer reconnect_timer{io};
 
@@ -90,9 +90,9 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   void pump();
   bool pump_front();
   void send_sessionless(std::vector<nfs4::nfs_argop4> ops, compound_done done);
-  channel_events events();
+  transport::channel_events events();
   void on_call_failed(std::uint32_t xid, std::error_code ec);
-  void on_record(std::uint32_t xid, std::vector<std::byte> record, reply_decoder decoder);
+  void on_record(std::uint32_t xid, std::vector<std::byte> record);
   void finish_sequenced(std::unique_ptr<session_call> c, std::error_code ec, compound_reply& reply);
   /// A COMPOUND that a server in its grace period refused with NFS4ERR_GRACE (RFC 8881
   /// §8.4.2.1) before any operation with an effect ran is sent again later: after 100 ms,

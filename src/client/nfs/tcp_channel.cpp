@@ -1,7 +1,7 @@
-// vnfs client, nfs backend: RPC over TCP (record marking: vnfs/rpc/record_marking.hpp, as
-// the server's connections), and the zero-copy receive of READ payloads straight into the
-// caller's targets (any number per COMPOUND), where the reply's decoder (reply_decoder.hpp)
-// says they are.
+// vnfs transport: the RPC-client channel over TCP (record marking: vnfs/rpc/record_marking.hpp,
+// as the server's connections), and the zero-copy receive of payloads straight into the
+// caller's targets (any number per reply), where the reply's guide (reply_guide.hpp) says
+// they are.
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -10,12 +10,11 @@
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
 
-#include "client/nfs/reply_decoder.hpp"
 #include "client/nfs/rpc_channel.hpp"
-#include "vnfs/error.hpp"
 #include "vnfs/rpc/record_marking.hpp"
+#include "vnfs/xdr/decoder.hpp"
 
-namespace vnfs::detail {
+namespace vnfs::transport {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
@@ -49,10 +48,10 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   }
 
   // The socket reads into and writes from any memory: registrations need nothing more here.
-  void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call, std::shared_ptr<const read_plan> plan,
-            const std::vector<std::shared_ptr<registration>>&, std::size_t) override {
-    if (!connected_) return;  // the engine sends again after reconnecting
-    if (plan) remember_plan(xid, plan);
+  void send(std::uint32_t xid, std::shared_ptr<const xdr::encoder> call, std::shared_ptr<reply_guide> guide,
+            const std::vector<std::shared_ptr<registered_region>>&, std::size_t) override {
+    if (!connected_) return;  // the caller sends again after reconnecting
+    if (guide) remember_guide(xid, guide);
     outgoing o;
     o.call = std::move(call);
     std::vector<xdr::bytes_view> pieces = o.call->pieces();
@@ -66,8 +65,8 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     ++gen_;
     writing_ = false;
     queue_.clear();
-    plans_.clear();  // the engine sends again, plans included, on the next connection
-    decoder_ = reply_decoder();
+    guides_.clear();  // the caller sends again, guides included, on the next connection
+    guide_.reset();
     boost::system::error_code ignore;
     sock_.close(ignore);
   }
@@ -78,23 +77,23 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     rpc::framed_record framed;  // record marks and call's pieces, for one gather write
   };
 
-  /// Keeps `plan` (weakly) for the reply to `xid`. Plans of xids whose replies never come
+  /// Keeps `guide` (weakly) for the reply to `xid`. Guides of xids whose replies never come
   /// on this connection expire with their calls and are swept as the table grows.
-  void remember_plan(std::uint32_t xid, const std::shared_ptr<const read_plan>& plan) {
-    if (plans_.size() >= sweep_at_) {
-      std::erase_if(plans_, [](const auto& e) { return e.second.expired(); });
-      sweep_at_ = std::max<std::size_t>(64, 2 * plans_.size());
+  void remember_guide(std::uint32_t xid, const std::shared_ptr<reply_guide>& guide) {
+    if (guides_.size() >= sweep_at_) {
+      std::erase_if(guides_, [](const auto& e) { return e.second.expired(); });
+      sweep_at_ = std::max<std::size_t>(64, 2 * guides_.size());
     }
-    plans_[xid] = plan;
+    guides_[xid] = guide;
   }
 
-  /// The plan sent with `xid`, if its caller still holds it; forgotten by the channel.
-  std::shared_ptr<const read_plan> take_plan(std::uint32_t xid) {
-    auto it = plans_.find(xid);
-    if (it == plans_.end()) return nullptr;
-    auto plan = it->second.lock();
-    plans_.erase(it);
-    return plan;
+  /// The guide sent with `xid`, if its caller still holds it; forgotten by the channel.
+  std::shared_ptr<reply_guide> take_guide(std::uint32_t xid) {
+    auto it = guides_.find(xid);
+    if (it == guides_.end()) return nullptr;
+    auto guide = it->second.lock();
+    guides_.erase(it);
+    return guide;
   }
 
   void lost(std::error_code ec) {
@@ -131,18 +130,18 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     const rpc::fragment_header mark = rpc::read_fragment_header(std::span<const std::byte, 4>(head_.data(), 4));
     const std::uint32_t xid = xdr::decoder(std::span<const std::byte>(head_).subspan(4)).get_u32();
     const std::size_t len = mark.length;
-    if (len < 4 || len > max_reply) return lost(make_error_code(errc::protocol_error));
+    if (len < 4 || len > max_reply) return lost(std::make_error_code(std::errc::protocol_error));
     wc_.received += 8;
     body_.assign(head_.begin() + 4, head_.end());
     if (!mark.last) {  // a reply in several fragments (NFS-Ganesha sends them)
-      take_plan(xid);  // never placed
-      decoder_ = reply_decoder();
+      take_guide(xid);  // never placed
+      guide_.reset();
       return read_fragment(xid, len - 4, false);
     }
-    // The decoder's results view body_ as it grows: it must never reallocate.
+    // What the guide has seen views body_ as it grows: it must never reallocate.
     body_.reserve(len);
     record_left_ = len - 4;
-    decoder_ = reply_decoder(take_plan(xid));
+    guide_ = take_guide(xid);
     advance(xid);
   }
 
@@ -150,7 +149,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   /// handed over (never placed directly: fragments are rare and may split a result).
   void read_fragment(std::uint32_t xid, std::size_t n, bool last) {
     const std::size_t at = body_.size();
-    if (at + n > max_reply) return lost(make_error_code(errc::protocol_error));
+    if (at + n > max_reply) return lost(std::make_error_code(std::errc::protocol_error));
     body_.resize(at + n);
     asio::async_read(sock_, asio::buffer(body_.data() + at, n),
                      [self = shared_from_this(), g = gen_, xid, last](boost::system::error_code ec, std::size_t got) {
@@ -194,26 +193,27 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
                      });
   }
 
-  /// Receives what the decoder asks for next, placing payloads where it says.
+  /// Receives what the guide asks for next, placing payloads where it says (without a
+  /// guide: the rest of the record).
   void advance(std::uint32_t xid) {
-    const reply_decoder::step next = decoder_.advance(body_, record_left_);
+    const reply_guide::step next = guide_ ? guide_->advance(body_, record_left_) : reply_guide::step{};
     switch (next.what) {
-      case reply_decoder::step::kind::receive:
+      case reply_guide::step::kind::receive:
         if (next.until > body_.size() && record_left_ > 0)
           return receive(std::min(next.until - body_.size(), record_left_), [xid](tcp_channel& self) { self.advance(xid); });
-        break;  // (never: the decoder asks only for bytes the record has and body_ lacks)
-      case reply_decoder::step::kind::place:
+        break;  // (never: the guide asks only for bytes the record has and body_ lacks)
+      case reply_guide::step::kind::place:
         return place(xid, next);
-      case reply_decoder::step::kind::rest:
+      case reply_guide::step::kind::rest:
         break;
     }
     read_rest(xid);
   }
 
-  /// The decoder found a READ payload at `p.at` in the record that goes to `p.target`: what
-  /// of it is already in body_ is copied there and cut out, the rest is received straight
-  /// into the target, the padding dropped.
-  void place(std::uint32_t xid, const reply_decoder::step& p) {
+  /// The guide found a payload at `p.at` in the record that goes to `p.target`: what of it
+  /// is already in body_ is copied there and cut out, the rest is received straight into
+  /// the target, the padding dropped.
+  void place(std::uint32_t xid, const reply_guide::step& p) {
     const std::size_t cut = p.at;
     const std::size_t buffered = body_.size() - cut;
     const std::size_t have = std::min<std::size_t>(buffered, p.len);
@@ -239,9 +239,9 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
 
   void deliver(std::uint32_t xid) {
     std::vector<std::byte> record = std::move(body_);
-    reply_decoder decoder = std::move(decoder_);
+    guide_.reset();  // the caller has it, and finishes decoding the reply with it
     std::uint64_t g = gen_;
-    ev_.on_reply(xid, std::move(record), std::move(decoder));
+    ev_.on_reply(xid, std::move(record));
     if (g == gen_) read_head();
   }
 
@@ -255,7 +255,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   std::uint64_t gen_ = 0;  // counts connections; socket handlers carry the one they began on
   std::deque<outgoing> queue_;
   bool writing_ = false;
-  std::unordered_map<std::uint32_t, std::weak_ptr<const read_plan>> plans_;  // by xid, of calls sent
+  std::unordered_map<std::uint32_t, std::weak_ptr<reply_guide>> guides_;  // by xid, of calls sent
   std::size_t sweep_at_ = 64;
 
   // Receive state.
@@ -263,7 +263,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   rpc::fragment_header_bytes next_mark_{};  // record mark of a reply's later fragment
   std::vector<std::byte> body_;   // the record so far (less payloads placed directly)
   std::size_t record_left_ = 0;  // bytes of the current record not yet received
-  reply_decoder decoder_;        // of the reply being received
+  std::shared_ptr<reply_guide> guide_;  // of the reply being received (null: places nothing)
   std::array<std::byte, 4> scratch_{};  // a placed payload's padding
 };
 
@@ -274,4 +274,4 @@ std::shared_ptr<rpc_channel> make_tcp_channel(boost::asio::io_context& io, std::
   return std::make_shared<tcp_channel>(io, std::move(host), port, std::move(events), counters);
 }
 
-}  // namespace vnfs::detail
+}  // namespace vnfs::transport
