@@ -1,5 +1,5 @@
 // vnfs client, nfs backend: one NFSv4.1 session over one connection (TCP or RPC-over-RDMA,
-// see rpc_channel.hpp), driven by one I/O thread — slot table, sequence ids, zero-copy READ
+// see transport/rpc_channel.hpp), driven by one I/O thread — slot table, sequence ids, zero-copy READ
 // receive, reconnection with retransmission on the same slot and sequence id, session
 // recovery, lease renewal.
 #pragma once

@@ -25,7 +25,7 @@
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
 
-#include "client/nfs/rpc_channel.hpp"
+#include "transport/rpc_channel.hpp"
 #include "client/nfs/session_call.hpp"
 #include "client/nfs/session_engine.hpp"
 #include "client/nfs/slot_table.hpp"

@@ -5,7 +5,7 @@
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
 
-#include "client/nfs/rpc_channel.hpp"
+#include "transport/rpc_channel.hpp"
 #include "transport/rdma/fabric.hpp"
 #include "transport/rdma/rpc_client.hpp"
 

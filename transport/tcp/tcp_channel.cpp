@@ -10,7 +10,7 @@
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
 
-#include "client/nfs/rpc_channel.hpp"
+#include "transport/rpc_channel.hpp"
 #include "vnfs/rpc/record_marking.hpp"
 #include "vnfs/xdr/decoder.hpp"
 
