@@ -67,7 +67,7 @@ class rpc_channel {
 };
 
 /// RPC over TCP. A record mark that is not a reply's (shorter than an xid, or a reply longer
-/// than 64 MiB) breaks the connection with errc::protocol_error.
+/// than 64 MiB) breaks the connection with std::errc::protocol_error.
 std::shared_ptr<rpc_channel> make_tcp_channel(boost::asio::io_context& io, std::string host, std::uint16_t port,
                                               channel_events events, wire_counters counters);
 
