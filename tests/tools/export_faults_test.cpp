@@ -97,6 +97,19 @@ TEST_CASE("a full export: NFS4ERR_NOSPC, what came before the failure intact, th
     CHECK(wrong == 0);
     CHECK(landed > 0);
 
+    // The failed groups' opens were closed: once the same client removes the file, vnfsd
+    // holds no descriptor of it and its space is free for the next write.
+    std::vector<std::string> gone{"big"};
+    REQUIRE(c.vremove(gone).ok());
+    const bytes half = pattern(512 * kib);
+    std::vector<vnfs::vio> again{vnfs::vio(vnfs::vfile("again"), 0, std::span<const std::byte>(half),
+                                           vnfs::vio_flags::create | vnfs::vio_flags::truncate)};
+    vnfs::vresult r2 = c.vwrite(again);
+    INFO("the write after the removal: " << r2.error.message());
+    CHECK(r2.ok());
+    CHECK(read_local(exp / "again") == half);
+    REQUIRE(c.vremove(std::vector<std::string>{"again"}).ok());
+
     // The command line: one line naming the destination and the reason, exit code 1.
     temp_dir local;
     {

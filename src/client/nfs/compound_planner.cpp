@@ -52,6 +52,7 @@ struct position {
 struct compound {
   std::vector<planned_item> items;  ///< what it carries (to pack again under a lower limit)
   std::vector<planned_op> ops;
+  std::vector<std::size_t> item_ends;  ///< per item: the index in ops past its last operation
   std::size_t request_bytes = request_overhead;
   std::size_t reply_bytes = reply_overhead;
   bool needs_cache = false;
@@ -98,6 +99,7 @@ class packer {
       c.items.push_back(item);
       for (auto& o : nav) c.ops.push_back(std::move(o));
       for (auto& o : item.ops) c.ops.push_back(std::move(o));
+      c.item_ends.push_back(c.ops.size());
       c.request_bytes += req;
       c.reply_bytes += rep;
       c.needs_cache = cache;
@@ -273,11 +275,20 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
   std::error_code refused;        ///< the transaction did not begin: nothing ran
   std::error_code commit_failed;  ///< every item ran, then the commit failed: all undone
 
+  /// An OPEN that succeeded in an item that then failed: no item holds it, and the CLOSE the
+  /// item carried did not run. It is closed by name once the call's COMPOUNDs are done.
+  struct orphan {
+    std::string path;
+    stateid4 sid;
+  };
+  vresult orphan_closes;  ///< the statuses of those CLOSEs (not reported: best effort)
+
   std::mutex mu;  // guards what follows
   std::vector<std::unique_ptr<compound>> compounds;  // in sending order; elements never move
   std::size_t window_bytes = SIZE_MAX;  ///< bytes() of the COMPOUNDs in flight at most (the first always goes)
   std::size_t next = 0, in_flight = 0, in_flight_bytes = 0;
   bool stopped = false, finished = false;
+  std::vector<orphan> orphans;
 
   static std::size_t bytes(const compound& c) { return c.request_bytes + c.reply_bytes; }
 
@@ -300,7 +311,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
       if (in_flight == 0 && (stopped || next == compounds.size()) && !finished) finish_now = finished = true;
     }
     for (compound* c : send) submit(c);
-    if (finish_now) finish();
+    if (finish_now) close_orphans();
   }
 
   void submit(compound* c) {
@@ -361,6 +372,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
         nfsstat4 s = status_of(res[k + first]);
         if (s != nfsstat4::NFS4_OK) {
           fail(o.owner, std::error_code(s));
+          note_orphans(c, k, res, first);
           stop = true;
           break;
         }
@@ -412,6 +424,52 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
                        std::make_move_iterator(again.end()));
     }
     pump();
+  }
+
+  /// The OPENs of the item whose operation `failed` (an index in c.ops) did not succeed, that
+  /// ran before it and were not closed before it. Opens by name (CLAIM_NULL) in the item's
+  /// starting directory are the only ones the vectorized calls make.
+  void note_orphans(const compound& c, std::size_t failed, const std::vector<nfs_resop4>& res, std::size_t first) {
+    std::size_t item = 0, begin = 0;
+    while (item < c.item_ends.size() && c.item_ends[item] <= failed) begin = c.item_ends[item++];
+    if (item == c.items.size() || c.items[item].start.k != item_start::kind::directory) return;
+    std::vector<orphan> found;
+    for (std::size_t j = begin; j < failed && j + first < res.size(); ++j) {
+      if (status_of(res[j + first]) != nfsstat4::NFS4_OK) continue;
+      if (std::holds_alternative<CLOSE4args>(c.ops[j].op) && !found.empty()) found.pop_back();
+      const auto* open = std::get_if<OPEN4args>(&c.ops[j].op);
+      const auto* opened = std::get_if<OPEN4res>(&res[j + first]);
+      if (open && opened && open->claim.claim == open_claim_type4::CLAIM_NULL)
+        found.push_back({join_path(c.items[item].start.path, open->claim.file), opened->resok4.stateid});
+    }
+    std::lock_guard lock(mu);
+    orphans.insert(orphans.end(), found.begin(), found.end());
+  }
+
+  /// After the last COMPOUND: CLOSE of each orphaned open (LOOKUP of its name, CLOSE with
+  /// its stateid), then finish(). Best effort: a CLOSE that fails (the name was removed or
+  /// now names another file, the session is gone) leaves the open to the server's lease.
+  void close_orphans() {
+    std::vector<orphan> todo;
+    {
+      std::lock_guard lock(mu);
+      todo.swap(orphans);
+    }
+    if (todo.empty()) return finish();
+    std::vector<planned_item> plan;
+    for (std::size_t i = 0; i < todo.size(); ++i) {
+      auto [dir, name] = split_parent(todo[i].path);
+      planned_item it;
+      it.start.path = std::string(dir);
+      it.ops.push_back(planned_op{LOOKUP4args{std::string(name)}, i});
+      it.ops.push_back(planned_op{CLOSE4args{0, todo[i].sid}, i});
+      it.end.k = item_end::kind::elsewhere;
+      it.touches.push_back(todo[i].path);
+      it.needs_cache = true;
+      plan.push_back(std::move(it));
+    }
+    run_planned(*engine, root, 0, std::move(plan), todo.size(), &orphan_closes,
+                [self = shared_from_this()](std::error_code, std::size_t) { self->finish(); });
   }
 
   void fail(std::size_t owner, std::error_code ec) {

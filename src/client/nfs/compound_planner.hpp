@@ -20,6 +20,13 @@
 // COMPOUND modified (equal, ancestor or descendant) is held until all earlier COMPOUNDs have
 // completed. After a failure, COMPOUNDs not yet sent are not sent.
 //
+// Opens after a failure. An item whose OPEN succeeded and whose later operation failed
+// (a WRITE answering NFS4ERR_NOSPC between OPEN and CLOSE) leaves an open that nothing
+// holds: the COMPOUND stopped before the item's CLOSE. Once every COMPOUND of the call has
+// completed, one more COMPOUND closes each such open (LOOKUP of its name, CLOSE with the
+// stateid the OPEN returned), so the server releases it (and a removed file's space) now
+// rather than at the end of the lease. The call's results are those of its own items.
+//
 // Results. Every operation counts for one caller item (`owner`); an item succeeded if all
 // its operations (and the navigation placed for it) did; it failed with the status of the
 // first that failed; it was not executed if none of them ran.

@@ -560,18 +560,21 @@ struct scopy_run : std::enable_shared_from_this<scopy_run> {
                          bool source) {
     std::string name;
     planned_item it = in_parent(path, name);
+    // The open is this run's to close once the whole item succeeded; the planner closes the
+    // OPEN of an item that failed after it.
     it.ops.push_back(make(open_args(name, flags, create_mode, next_owner()), i, open_result_estimate, [&o](nfs_resop4& r) -> std::error_code {
       o.sid = std::get<OPEN4res>(r).resok4.stateid;
-      o.open = true;
       return {};
     }));
-    it.ops.push_back(make(GETFH4args{}, i, getfh_result_estimate, [&o](nfs_resop4& r) -> std::error_code {
+    it.ops.push_back(make(GETFH4args{}, i, getfh_result_estimate, [&o, source](nfs_resop4& r) -> std::error_code {
       o.fh = std::get<GETFH4res>(r).resok4.object;
+      o.open = !source;
       return {};
     }));
     if (source)
-      it.ops.push_back(make(GETATTR4args{attr_request(attr::mode)}, i, getattr_result_estimate, [this, i](nfs_resop4& r) -> std::error_code {
+      it.ops.push_back(make(GETATTR4args{attr_request(attr::mode)}, i, getattr_result_estimate, [this, i, &o](nfs_resop4& r) -> std::error_code {
         mode[i] = to_stat(std::get<GETATTR4res>(r).resok4.obj_attributes).mode;
+        o.open = true;
         return {};
       }));
     it.end.k = item_end::kind::elsewhere;
