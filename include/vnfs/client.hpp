@@ -125,6 +125,7 @@ struct client_stats {
 
 namespace detail {
 class backend;
+struct internals;
 }  // namespace detail
 
 /// A directory being listed (opendir / readdir).
@@ -298,11 +299,8 @@ class client {
 
   client_stats stats() const;
 
-  // ---- For the library's own layers and their tests (tests/transport/rdma reads the nfs
-  // backend's registrations through it): the backend behind the client. Not for applications.
-  detail::backend& backend() const { return *backend_; }
-
  private:
+  friend struct detail::internals;  // the library's access (src/client/internals.hpp)
   explicit client(std::unique_ptr<detail::backend> b, boost::asio::any_io_executor executor);
 
   std::unique_ptr<detail::backend> backend_;

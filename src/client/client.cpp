@@ -12,6 +12,7 @@
 #include "client/backend.hpp"
 #include "client/backend_factory.hpp"
 #include "client/backends.hpp"
+#include "client/internals.hpp"
 #include "client/memory/registration.hpp"
 #include "client/path.hpp"
 #include "vnfs/url.hpp"
@@ -82,7 +83,7 @@ bool normalize(const std::string& in, std::string& out, done_fn& done, bool need
 /// A slice the backend may move data into (read) or out of (write): from a registration that
 /// is still registered and allows that direction.
 bool usable(const memory_slice& s, access needed) {
-  const auto& r = s.registration();
+  const auto& r = detail::internals::registration_of(s);
   return r && r->valid() && r->allows(needed);
 }
 
@@ -179,7 +180,7 @@ void client::close() {
 
 memory_region client::register_memory(void* ptr, std::size_t len, access a) {
   if (!backend_) throw std::system_error(make_error_code(errc::closed), "vnfs: register_memory");
-  return memory_region(backend_->registrations().add(ptr, len, a));
+  return detail::internals::make_region(backend_->registrations().add(ptr, len, a));
 }
 
 client_stats client::stats() const { return backend_ ? backend_->stats() : client_stats{}; }

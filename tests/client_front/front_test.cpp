@@ -54,7 +54,7 @@ class fake_backend final : public vnfs::detail::backend {
     post("open " + p, std::move(d), [p, out] {
       auto f = std::make_shared<fake_file>();
       f->path = p;
-      *out = vnfs::file(f);
+      *out = vnfs::detail::internals::make_file(f);
       return 0;
     });
   }

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "client/backend.hpp"
+#include "client/internals.hpp"
 #include "client/memory/registration.hpp"
 #include "client/path.hpp"
 #include "client/vector/item_runner.hpp"
@@ -70,7 +71,7 @@ bool check_vfile(vfile& f, std::error_code& ec) {
 }
 
 bool check_slice(const memory_slice& s, access needed) {
-  const auto& r = s.registration();
+  const auto& r = detail::internals::registration_of(s);
   return r && r->valid() && r->allows(needed);
 }
 
