@@ -6,11 +6,19 @@
 //   upkeep: lease renewal, reconnection and retransmission). Replies are decoded there and
 //   READ payload is received there straight into the caller's registered memory.
 // - file://: a small pool of worker threads makes the POSIX calls.
-// Completions are delivered from those threads: into a completion_group (the application
-// polls or waits on it from any thread), or to an Asio completion handler, which is invoked
-// through the handler's associated executor (asio::post); a handler without one runs on a
-// client thread and must not block. The synchronous calls are a wait on the asynchronous ones
-// and may be called from any thread except the client's own (i.e. not from a handler).
+// Completions are delivered from those threads. Where each form's completion runs:
+// - completion group: queued in the group; the application polls or waits on it from any
+//   thread;
+// - callback (detail::done_fn): called on the client thread that completes the operation;
+// - Asio completion token: the handler is posted (asio::post) to its associated executor
+//   when it has one (asio::bind_executor, a strand, a coroutine's executor, use_future's);
+//   else to client_options::executor when the application gave one (e.g. its io_context's:
+//   the handler runs on a thread running that io_context); else it is called on the client
+//   thread that completes the operation. Each post keeps work outstanding on the executor
+//   until the handler is posted, so io_context::run() does not return while an operation is
+//   in flight. A handler or callback that runs on a client thread must not block.
+// The synchronous calls are a wait on the asynchronous ones and may be called from any
+// thread except the client's own (i.e. not from a callback or a handler that runs there).
 // One client may be used by many application threads at once: every call is thread-safe,
 // and concurrent calls share the session's slots.
 //
@@ -25,23 +33,18 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <type_traits>
 #include <vector>
 
 #include <utility>  // before Asio (Boost 1.74's awaitable.hpp needs std::exchange)
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/system_executor.hpp>
+#include <boost/asio/any_io_executor.hpp>
 
+#include "vnfs/call_forms.hpp"
 #include "vnfs/completion_group.hpp"
 #include "vnfs/error.hpp"
 #include "vnfs/file.hpp"
@@ -100,6 +103,12 @@ struct client_options {
   bool atomic_vectors = false;
   /// file://: worker threads making the POSIX calls.
   unsigned local_threads = 4;
+  /// Where handlers of the Asio token form that have no associated executor run (see the
+  /// threading model above), e.g. `io.get_executor()` of the application's io_context. It
+  /// must outlive the client's operations; until a handler is posted, work is outstanding
+  /// on it. Empty (the default): such handlers run on the client thread that completes the
+  /// operation.
+  boost::asio::any_io_executor executor;
 };
 
 /// Counters since connect. Round trips are exact: tests assert them.
@@ -116,11 +125,7 @@ struct client_stats {
 
 namespace detail {
 class backend;
-/// Completion of a backend operation: status and bytes moved. Called exactly once, on a
-/// client thread.
-using done_fn = std::function<void(std::error_code, std::size_t)>;
-/// Delivers a backend completion to a group: counts it outstanding at once.
-done_fn to_group(completion_group& g, std::uint64_t tag);
+struct internals;
 }  // namespace detail
 
 /// A directory being listed (opendir / readdir).
@@ -154,160 +159,87 @@ class client {
   /// when the cap would be exceeded, errc::bad_argument for a null or empty range.
   memory_region register_memory(void* ptr, std::size_t len, access a = access::read_write);
 
-  // ---- Asynchronous, completion-group form. The completion's `bytes` is the byte count for
-  // reads and writes, 0 otherwise. Out-parameters must stay valid until the completion.
-  // Unregistered buffers (std::span) work too: reads go through a library buffer and are
-  // copied into them; writes are sent from them by scatter-gather, without a copy, so they
-  // must stay unchanged until the completion (counted in stats as copied / direct).
-  void open(std::string path, int flags, std::uint32_t mode, file* out, completion_group& g, std::uint64_t tag);
-  void close(const file& f, completion_group& g, std::uint64_t tag);
-  void read(const file& f, std::uint64_t offset, memory_slice dst, completion_group& g, std::uint64_t tag);
-  void read(const file& f, std::uint64_t offset, std::span<std::byte> dst, completion_group& g, std::uint64_t tag);
-  void write(const file& f, std::uint64_t offset, memory_slice src, completion_group& g, std::uint64_t tag);
-  void write(const file& f, std::uint64_t offset, std::span<const std::byte> src, completion_group& g, std::uint64_t tag);
-  void fsync(const file& f, completion_group& g, std::uint64_t tag);
-  void stat(std::string path, file_stat* out, completion_group& g, std::uint64_t tag);
-  void fstat(const file& f, file_stat* out, completion_group& g, std::uint64_t tag);
-  void truncate(std::string path, std::uint64_t size, completion_group& g, std::uint64_t tag);
-  void mkdir(std::string path, std::uint32_t mode, completion_group& g, std::uint64_t tag);
-  void unlink(std::string path, completion_group& g, std::uint64_t tag);
-  void rmdir(std::string path, completion_group& g, std::uint64_t tag);
-  void rename(std::string from, std::string to, completion_group& g, std::uint64_t tag);
-  void link(std::string existing, std::string new_path, completion_group& g, std::uint64_t tag);
-  void symlink(std::string target, std::string link_path, completion_group& g, std::uint64_t tag);
-  void readlink(std::string path, std::string* out, completion_group& g, std::uint64_t tag);
-  /// One page of a listing into *out (replacing its contents); see dir_stream.
-  void readdir(dir_stream* d, completion_group& g, std::uint64_t tag);
+  // ---- The calls. Each is described once (vnfs/call_forms.hpp) and comes in four forms:
+  //  - callback: `void NAME(args..., [T* out,] detail::done_fn done)`; `done(status, bytes)`
+  //    runs once on a client thread (the building block of the other three forms and of the
+  //    library's own layers);
+  //  - completion group: `void NAME(args..., [T* out,] completion_group& g, std::uint64_t tag)`
+  //    (vectorized calls: `async_NAME(args..., vresult* out, g, tag)`); the completion's
+  //    `bytes` is the byte count for reads and writes, ok_count for vectorized calls, 0
+  //    otherwise;
+  //  - Asio completion token (callback, asio::use_future, asio::use_awaitable, ...):
+  //    `async_NAME(args..., token)`. Reads and writes complete with void(std::error_code,
+  //    std::size_t), calls that produce a value T with void(std::error_code, T), the others
+  //    with void(std::error_code). Boost 1.74's use_future and use_awaitable treat only
+  //    boost::system::error_code as an error, so with them the std::error_code comes back as
+  //    the first element of a tuple rather than as an exception. Where the handler runs: see
+  //    the threading model at the top of this file;
+  //  - synchronous: `NAME(args...)` (reads and writes: pread, pwrite), a wait on the callback
+  //    form, returning the value; the scalar calls throw std::system_error.
+  // Out-parameters, items and spans must stay valid until the completion. Unregistered
+  // buffers (std::span) work too: reads go through a library buffer and are copied into
+  // them; writes are sent from them by scatter-gather, without a copy, so they must stay
+  // unchanged until the completion (counted in stats as copied / direct).
 
-  // ---- Asynchronous, callback form: `done(status, bytes)` runs once on a client thread
-  // (the building block of the other two forms and of the library's own layers).
-  void open(std::string path, int flags, std::uint32_t mode, file* out, detail::done_fn done);
-  void close(const file& f, detail::done_fn done);
-  void read(const file& f, std::uint64_t offset, memory_slice dst, detail::done_fn done);
-  void read(const file& f, std::uint64_t offset, std::span<std::byte> dst, detail::done_fn done);
-  void write(const file& f, std::uint64_t offset, memory_slice src, detail::done_fn done);
-  void write(const file& f, std::uint64_t offset, std::span<const std::byte> src, detail::done_fn done);
-  void fsync(const file& f, detail::done_fn done);
-  void stat(std::string path, file_stat* out, detail::done_fn done);
-  void fstat(const file& f, file_stat* out, detail::done_fn done);
-  void truncate(std::string path, std::uint64_t size, detail::done_fn done);
-  void mkdir(std::string path, std::uint32_t mode, detail::done_fn done);
-  void unlink(std::string path, detail::done_fn done);
-  void rmdir(std::string path, detail::done_fn done);
-  void rename(std::string from, std::string to, detail::done_fn done);
-  void link(std::string existing, std::string new_path, detail::done_fn done);
-  void symlink(std::string target, std::string link_path, detail::done_fn done);
-  void readlink(std::string path, std::string* out, detail::done_fn done);
-  void readdir(dir_stream* d, detail::done_fn done);
+  /// Opens `path` with open(2) flags (O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_TRUNC)
+  /// and, when it creates the file, `mode` (synchronous form: 0644 by default); yields the
+  /// open file. A symlink is refused.
+  VNFS_VALUE_CALL(open, file, (std::string path, int flags, std::uint32_t mode), (path, flags, mode), path)
+  file open(std::string path, int flags) { return open(std::move(path), flags, 0644); }
+  /// Closes an open file, committing unstable writes.
+  VNFS_STATUS_CALL(close, (const file& f), (f), f.path())
+  /// Reads up to dst.size() bytes at `offset` into registered memory (received straight into
+  /// it); yields the byte count, which like pread(2)'s may be short: at the end of the file,
+  /// or beyond the largest transfer one call makes.
+  VNFS_BYTES_CALL(read, pread, (const file& f, std::uint64_t offset, memory_slice dst), (f, offset, dst), f.path())
+  /// As above, into plain memory (through a library buffer).
+  VNFS_BYTES_CALL(read, pread, (const file& f, std::uint64_t offset, std::span<std::byte> dst), (f, offset, dst),
+                  f.path())
+  /// Writes src at `offset` from registered memory; yields the byte count, which like
+  /// pwrite(2)'s may be short (beyond the largest transfer one call makes).
+  VNFS_BYTES_CALL(write, pwrite, (const file& f, std::uint64_t offset, memory_slice src), (f, offset, src), f.path())
+  /// As above, from plain memory.
+  VNFS_BYTES_CALL(write, pwrite, (const file& f, std::uint64_t offset, std::span<const std::byte> src),
+                  (f, offset, src), f.path())
+  /// Makes the file's writes stable (COMMIT).
+  VNFS_STATUS_CALL(fsync, (const file& f), (f), f.path())
+  /// The attributes of `path` (a final symlink is not followed).
+  VNFS_VALUE_CALL(stat, file_stat, (std::string path), (path), path)
+  /// The attributes of an open file.
+  VNFS_VALUE_CALL(fstat, file_stat, (const file& f), (f), f.path())
+  /// Sets the size of `path`.
+  VNFS_STATUS_CALL(truncate, (std::string path, std::uint64_t size), (path, size), path)
+  /// Creates a directory with `mode` (synchronous form: 0755 by default).
+  VNFS_STATUS_CALL(mkdir, (std::string path, std::uint32_t mode), (path, mode), path)
+  void mkdir(std::string path) { mkdir(std::move(path), 0755); }
+  /// Removes a file or symlink.
+  VNFS_STATUS_CALL(unlink, (std::string path), (path), path)
+  /// Removes an empty directory.
+  VNFS_STATUS_CALL(rmdir, (std::string path), (path), path)
+  /// Renames `from` to `to` (replacing `to` as rename(2) does).
+  VNFS_STATUS_CALL(rename, (std::string from, std::string to), (from, to), from + " -> " + to)
+  /// Makes `new_path` a hard link to `existing`.
+  VNFS_STATUS_CALL(link, (std::string existing, std::string new_path), (existing, new_path),
+                   existing + " -> " + new_path)
+  /// Creates the symlink `link_path` containing `target` (stored as given, never resolved).
+  VNFS_STATUS_CALL(symlink, (std::string target, std::string link_path), (target, link_path),
+                   link_path + " -> " + target)
+  /// The contents of the symlink `path`.
+  VNFS_VALUE_CALL(readlink, std::string, (std::string path), (path), path)
 
-  // ---- Asynchronous, Asio completion-token form (callback, asio::use_future,
-  // asio::use_awaitable, ...). Reads and writes complete with void(std::error_code, std::size_t),
-  // operations that produce a value with void(std::error_code, T), the others with
-  // void(std::error_code). Boost 1.74's use_future and use_awaitable treat only
-  // boost::system::error_code as an error, so with them the std::error_code comes back as the
-  // first element of a tuple rather than as an exception.
-  template <class Token>
-  auto async_read(const file& f, std::uint64_t offset, memory_slice dst, Token&& token) {
-    return initiate_bytes(std::forward<Token>(token), [this, f, offset, dst](detail::done_fn d) mutable {
-      read(f, offset, dst, std::move(d));
-    });
-  }
-  template <class Token>
-  auto async_write(const file& f, std::uint64_t offset, memory_slice src, Token&& token) {
-    return initiate_bytes(std::forward<Token>(token), [this, f, offset, src](detail::done_fn d) mutable {
-      write(f, offset, src, std::move(d));
-    });
-  }
-  template <class Token>
-  auto async_open(std::string path, int flags, std::uint32_t mode, Token&& token) {
-    return initiate_value<file>(std::forward<Token>(token), [this, path, flags, mode](file* out, detail::done_fn d) {
-      open(path, flags, mode, out, std::move(d));
-    });
-  }
-  template <class Token>
-  auto async_close(const file& f, Token&& token) {
-    return initiate_status(std::forward<Token>(token), [this, f](detail::done_fn d) { close(f, std::move(d)); });
-  }
-  template <class Token>
-  auto async_fsync(const file& f, Token&& token) {
-    return initiate_status(std::forward<Token>(token), [this, f](detail::done_fn d) { fsync(f, std::move(d)); });
-  }
-  template <class Token>
-  auto async_stat(std::string path, Token&& token) {
-    return initiate_value<file_stat>(std::forward<Token>(token), [this, path](file_stat* out, detail::done_fn d) {
-      stat(path, out, std::move(d));
-    });
-  }
-  template <class Token>
-  auto async_fstat(const file& f, Token&& token) {
-    return initiate_value<file_stat>(std::forward<Token>(token), [this, f](file_stat* out, detail::done_fn d) {
-      fstat(f, out, std::move(d));
-    });
-  }
-  template <class Token>
-  auto async_truncate(std::string path, std::uint64_t size, Token&& token) {
-    return initiate_status(std::forward<Token>(token),
-                           [this, path, size](detail::done_fn d) { truncate(path, size, std::move(d)); });
-  }
-  template <class Token>
-  auto async_mkdir(std::string path, std::uint32_t mode, Token&& token) {
-    return initiate_status(std::forward<Token>(token), [this, path, mode](detail::done_fn d) { mkdir(path, mode, std::move(d)); });
-  }
-  template <class Token>
-  auto async_unlink(std::string path, Token&& token) {
-    return initiate_status(std::forward<Token>(token), [this, path](detail::done_fn d) { unlink(path, std::move(d)); });
-  }
-  template <class Token>
-  auto async_rmdir(std::string path, Token&& token) {
-    return initiate_status(std::forward<Token>(token), [this, path](detail::done_fn d) { rmdir(path, std::move(d)); });
-  }
-  template <class Token>
-  auto async_rename(std::string from, std::string to, Token&& token) {
-    return initiate_status(std::forward<Token>(token), [this, from, to](detail::done_fn d) { rename(from, to, std::move(d)); });
-  }
-  template <class Token>
-  auto async_link(std::string existing, std::string new_path, Token&& token) {
-    return initiate_status(std::forward<Token>(token),
-                           [this, existing, new_path](detail::done_fn d) { link(existing, new_path, std::move(d)); });
-  }
-  template <class Token>
-  auto async_symlink(std::string target, std::string link_path, Token&& token) {
-    return initiate_status(std::forward<Token>(token),
-                           [this, target, link_path](detail::done_fn d) { symlink(target, link_path, std::move(d)); });
-  }
-  template <class Token>
-  auto async_readlink(std::string path, Token&& token) {
-    return initiate_value<std::string>(std::forward<Token>(token), [this, path](std::string* out, detail::done_fn d) {
-      readlink(path, out, std::move(d));
-    });
-  }
-  /// One page of a listing into d (as readdir with a group); `d` must outlive the operation.
-  template <class Token>
-  auto async_readdir(dir_stream& d, Token&& token) {
-    return initiate_status(std::forward<Token>(token), [this, &d](detail::done_fn done) { readdir(&d, std::move(done)); });
-  }
-
-  // ---- Synchronous (a wait on the asynchronous form). Throw std::system_error.
-  file open(std::string path, int flags, std::uint32_t mode = 0644);
-  void close(const file& f);
-  std::size_t pread(const file& f, std::uint64_t offset, memory_slice dst);
-  std::size_t pread(const file& f, std::uint64_t offset, std::span<std::byte> dst);
-  std::size_t pwrite(const file& f, std::uint64_t offset, memory_slice src);
-  std::size_t pwrite(const file& f, std::uint64_t offset, std::span<const std::byte> src);
-  void fsync(const file& f);
-  file_stat stat(std::string path);
-  file_stat fstat(const file& f);
-  void truncate(std::string path, std::uint64_t size);
-  void mkdir(std::string path, std::uint32_t mode = 0755);
-  void unlink(std::string path);
-  void rmdir(std::string path);
-  void rename(std::string from, std::string to);
-  void link(std::string existing, std::string new_path);
-  void symlink(std::string target, std::string link_path);
-  std::string readlink(std::string path);
+  /// Listing a directory: opendir, then readdir until it returns nothing. The asynchronous
+  /// forms read one page of the listing into d->entries (replacing its contents) and advance
+  /// the stream; at the end they complete at once with d->eof set. `d` must outlive them.
   dir_stream opendir(std::string path);
   /// The next entry, or nothing at the end (reads the next page when needed).
   std::optional<dir_entry> readdir(dir_stream& d);
+  void readdir(dir_stream* d, detail::done_fn done);
+  void readdir(dir_stream* d, completion_group& g, std::uint64_t tag) { readdir(d, detail::to_group(g, tag)); }
+  template <class Token>
+  auto async_readdir(dir_stream& d, Token&& token) {
+    return detail::initiate_status(std::forward<Token>(token), executor_,
+                                   [this, &d](detail::done_fn done) { readdir(&d, std::move(done)); });
+  }
 
   // ---- Vectorized calls (papers/000 Table 1): many file-system operations per call, packed
   // by the nfs backend into few COMPOUNDs (see client/nfs/compound_planner.hpp): as many
@@ -322,278 +254,58 @@ class client {
   // (vresult::status says which ran). Over file://, and with client_options::compound_vectors
   // off, each item runs as the scalar calls, one after another, with the same results.
   //
-  // Four forms each: callback (`done(first error, ok_count)` after *out is written), group
-  // (completion: status = first error, bytes = ok_count), Asio token (void(std::error_code,
-  // vresult)) and synchronous (returns the vresult; does not throw for item failures).
+  // Four forms each (above): callback (`done(first error, ok_count)` after *out is written),
+  // group (`async_NAME(..., vresult* out, g, tag)`; completion: status = first error, bytes =
+  // ok_count), Asio token (void(std::error_code, vresult)) and synchronous (returns the
+  // vresult; does not throw for item failures).
   // Items, spans and out-parameters must stay valid until the completion.
   /// Opens every item's path with its own flags and mode; item.result is the open file.
-  void vopen(std::span<vopen_item> items, vresult* out, detail::done_fn done);
-  vresult vopen(std::span<vopen_item> items);
-  void async_vopen(std::span<vopen_item> items, vresult* out, completion_group& g, std::uint64_t tag) {
-    vopen(items, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vopen(std::span<vopen_item> items, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
-      vopen(items, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vopen, (std::span<vopen_item> items), (items))
   /// Closes many files (committing unstable writes, as close does).
-  void vclose(std::span<const file> files, vresult* out, detail::done_fn done);
-  vresult vclose(std::span<const file> files);
-  void async_vclose(std::span<const file> files, vresult* out, completion_group& g, std::uint64_t tag) {
-    vclose(files, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vclose(std::span<const file> files, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, files](vresult* out, detail::done_fn d) {
-      vclose(files, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vclose, (std::span<const file> files), (files))
   /// Reads every item (see vio); files named by path are opened and closed around their reads.
-  void vread(std::span<vio> ios, vresult* out, detail::done_fn done);
-  vresult vread(std::span<vio> ios);
-  void async_vread(std::span<vio> ios, vresult* out, completion_group& g, std::uint64_t tag) {
-    vread(ios, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vread(std::span<vio> ios, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, ios](vresult* out, detail::done_fn d) {
-      vread(ios, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vread, (std::span<vio> ios), (ios))
   /// Writes every item (see vio, vio_flags: create, stable, append).
-  void vwrite(std::span<vio> ios, vresult* out, detail::done_fn done);
-  vresult vwrite(std::span<vio> ios);
-  void async_vwrite(std::span<vio> ios, vresult* out, completion_group& g, std::uint64_t tag) {
-    vwrite(ios, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vwrite(std::span<vio> ios, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, ios](vresult* out, detail::done_fn d) {
-      vwrite(ios, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vwrite, (std::span<vio> ios), (ios))
   /// Fills each item's stat (and handle) with the attributes its mask names.
-  void vgetattrs(std::span<vattr> items, vresult* out, detail::done_fn done);
-  vresult vgetattrs(std::span<vattr> items);
-  void async_vgetattrs(std::span<vattr> items, vresult* out, completion_group& g, std::uint64_t tag) {
-    vgetattrs(items, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vgetattrs(std::span<vattr> items, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
-      vgetattrs(items, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vgetattrs, (std::span<vattr> items), (items))
   /// Sets each item's masked attributes, all of one item in one SETATTR.
-  void vsetattrs(std::span<const vattr> items, vresult* out, detail::done_fn done);
-  vresult vsetattrs(std::span<const vattr> items);
-  void async_vsetattrs(std::span<const vattr> items, vresult* out, completion_group& g, std::uint64_t tag) {
-    vsetattrs(items, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vsetattrs(std::span<const vattr> items, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
-      vsetattrs(items, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vsetattrs, (std::span<const vattr> items), (items))
   /// Copies through the client: reads and writes in batches (for many files, few COMPOUNDs).
-  void vcopy(std::span<vcopy_item> items, vresult* out, detail::done_fn done);
-  vresult vcopy(std::span<vcopy_item> items);
-  void async_vcopy(std::span<vcopy_item> items, vresult* out, completion_group& g, std::uint64_t tag) {
-    vcopy(items, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vcopy(std::span<vcopy_item> items, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
-      vcopy(items, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vcopy, (std::span<vcopy_item> items), (items))
   /// Server-side copy (NFSv4.2 COPY); falls back to vcopy when the server answers NFS4ERR_NOTSUPP.
-  void vscopy(std::span<vcopy_item> items, vresult* out, detail::done_fn done);
-  vresult vscopy(std::span<vcopy_item> items);
-  void async_vscopy(std::span<vcopy_item> items, vresult* out, completion_group& g, std::uint64_t tag) {
-    vscopy(items, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vscopy(std::span<vcopy_item> items, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
-      vscopy(items, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vscopy, (std::span<vcopy_item> items), (items))
   /// Creates directories, in order (a parent listed before its children works).
-  void vmkdir(std::span<const vmkdir_item> items, vresult* out, detail::done_fn done);
-  vresult vmkdir(std::span<const vmkdir_item> items);
-  void async_vmkdir(std::span<const vmkdir_item> items, vresult* out, completion_group& g, std::uint64_t tag) {
-    vmkdir(items, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vmkdir(std::span<const vmkdir_item> items, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
-      vmkdir(items, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vmkdir, (std::span<const vmkdir_item> items), (items))
   /// Lists directories (see vlistdir.hpp); status[i] covers dirs[i] and, when recursive, its subtree.
-  void vlistdir(std::span<const std::string> dirs, vlistdir_options options, vresult* out, detail::done_fn done);
-  vresult vlistdir(std::span<const std::string> dirs, vlistdir_options options);
-  void async_vlistdir(std::span<const std::string> dirs, vlistdir_options options, vresult* out, completion_group& g, std::uint64_t tag) {
-    vlistdir(dirs, options, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vlistdir(std::span<const std::string> dirs, vlistdir_options options, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, dirs, options](vresult* out, detail::done_fn d) {
-      vlistdir(dirs, options, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vlistdir, (std::span<const std::string> dirs, vlistdir_options options), (dirs, options))
   /// Creates symlinks: item.path containing item.target.
-  void vsymlink(std::span<const vlink> items, vresult* out, detail::done_fn done);
-  vresult vsymlink(std::span<const vlink> items);
-  void async_vsymlink(std::span<const vlink> items, vresult* out, completion_group& g, std::uint64_t tag) {
-    vsymlink(items, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vsymlink(std::span<const vlink> items, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
-      vsymlink(items, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vsymlink, (std::span<const vlink> items), (items))
   /// Reads symlinks: (*targets)[i] is the contents of paths[i] (resized to paths.size()).
-  void vreadlink(std::span<const std::string> paths, std::vector<std::string>* targets, vresult* out, detail::done_fn done);
-  vresult vreadlink(std::span<const std::string> paths, std::vector<std::string>* targets);
-  void async_vreadlink(std::span<const std::string> paths, std::vector<std::string>* targets, vresult* out, completion_group& g, std::uint64_t tag) {
-    vreadlink(paths, targets, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vreadlink(std::span<const std::string> paths, std::vector<std::string>* targets, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, paths, targets](vresult* out, detail::done_fn d) {
-      vreadlink(paths, targets, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vreadlink, (std::span<const std::string> paths, std::vector<std::string>* targets),
+                   (paths, targets))
   /// Creates hard links: item.path as a new name of item.target.
-  void vhardlink(std::span<const vlink> items, vresult* out, detail::done_fn done);
-  vresult vhardlink(std::span<const vlink> items);
-  void async_vhardlink(std::span<const vlink> items, vresult* out, completion_group& g, std::uint64_t tag) {
-    vhardlink(items, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vhardlink(std::span<const vlink> items, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
-      vhardlink(items, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vhardlink, (std::span<const vlink> items), (items))
   /// Removes files, symlinks and empty directories, in order.
-  void vremove(std::span<const std::string> paths, vresult* out, detail::done_fn done);
-  vresult vremove(std::span<const std::string> paths);
-  void async_vremove(std::span<const std::string> paths, vresult* out, completion_group& g, std::uint64_t tag) {
-    vremove(paths, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vremove(std::span<const std::string> paths, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, paths](vresult* out, detail::done_fn d) {
-      vremove(paths, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vremove, (std::span<const std::string> paths), (paths))
   /// Renames, in order.
-  void vrename(std::span<const vrename_item> items, vresult* out, detail::done_fn done);
-  vresult vrename(std::span<const vrename_item> items);
-  void async_vrename(std::span<const vrename_item> items, vresult* out, completion_group& g, std::uint64_t tag) {
-    vrename(items, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_vrename(std::span<const vrename_item> items, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, items](vresult* out, detail::done_fn d) {
-      vrename(items, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(vrename, (std::span<const vrename_item> items), (items))
   /// Creates `path` and any missing ancestors (like mkdir -p): finds the existing ones with one vgetattrs, creates the rest with one vmkdir. The result has one item per created directory.
-  void ensure_directory(std::string path, std::uint32_t mode, vresult* out, detail::done_fn done);
-  vresult ensure_directory(std::string path, std::uint32_t mode);
-  void async_ensure_directory(std::string path, std::uint32_t mode, vresult* out, completion_group& g, std::uint64_t tag) {
-    ensure_directory(path, mode, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_ensure_directory(std::string path, std::uint32_t mode, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, path, mode](vresult* out, detail::done_fn d) {
-      ensure_directory(path, mode, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(ensure_directory, (std::string path, std::uint32_t mode), (path, mode))
   /// Removes `path` and everything under it (like rm -r): lists it with vlistdir, then removes with vremove, children first. The result has one item per object removed.
-  void remove_tree(std::string path, vresult* out, detail::done_fn done);
-  vresult remove_tree(std::string path);
-  void async_remove_tree(std::string path, vresult* out, completion_group& g, std::uint64_t tag) {
-    remove_tree(path, out, detail::to_group(g, tag));
-  }
-  template <class Token>
-  auto async_remove_tree(std::string path, Token&& token) {
-    return initiate_value<vresult>(std::forward<Token>(token), [this, path](vresult* out, detail::done_fn d) {
-      remove_tree(path, out, std::move(d));
-    });
-  }
+  VNFS_VECTOR_CALL(remove_tree, (std::string path), (path))
   /// vopen with the same flags and mode for every path (papers/000's vopen_simple).
   vresult vopen_simple(std::span<const std::string> paths, int flags, std::uint32_t mode, std::vector<file>* files);
 
   client_stats stats() const;
 
-  // ---- For the library's own layers and their tests (tests/transport/rdma reads the nfs
-  // backend's registrations through it): the backend behind the client. Not for applications.
-  detail::backend& backend() const { return *backend_; }
-
  private:
-  explicit client(std::unique_ptr<detail::backend> b);
-
-  /// What associated_executor names for a handler that has no executor of its own.
-  struct no_associated_executor {};
-
-  /// Runs `start(done)` and hands the completion to the token's handler: through its
-  /// associated executor (asio::post, with work outstanding on it until then) when it has
-  /// one, else directly on the client thread that completes the operation (see the
-  /// threading model above). The handler's signature
-  /// is Signature; `complete` calls it with the status, the byte count and the result holder.
-  template <class Signature, class Token, class Start, class Complete>
-  static auto initiate(Token&& token, Start start, Complete complete) {
-    return boost::asio::async_initiate<Token, Signature>(
-        [start = std::move(start), complete](auto handler) mutable {
-          using handler_type = decltype(handler);
-          auto h = std::make_shared<handler_type>(std::move(handler));
-          if constexpr (std::is_same_v<boost::asio::associated_executor_t<handler_type, no_associated_executor>,
-                                       no_associated_executor>) {
-            start([h, complete](std::error_code ec, std::size_t n) { complete(std::move(*h), ec, n); });
-          } else {
-            auto ex = boost::asio::get_associated_executor(*h);
-            // Outstanding work on the handler's executor until its completion is posted, as
-            // Asio's own operations keep it: an io_context's run() waits for the completion
-            // instead of returning for lack of work.
-            auto work = std::make_shared<decltype(boost::asio::make_work_guard(ex))>(boost::asio::make_work_guard(ex));
-            start([h, ex, work, complete](std::error_code ec, std::size_t n) {
-              boost::asio::post(ex, [h, ec, n, complete]() mutable { complete(std::move(*h), ec, n); });
-              work->reset();
-            });
-          }
-        },
-        token);
-  }
-  template <class Token, class Start>
-  static auto initiate_bytes(Token&& token, Start start) {
-    return initiate<void(std::error_code, std::size_t)>(
-        std::forward<Token>(token), std::move(start),
-        [](auto&& handler, std::error_code ec, std::size_t n) { std::move(handler)(ec, n); });
-  }
-  template <class Token, class Start>
-  static auto initiate_status(Token&& token, Start start) {
-    return initiate<void(std::error_code)>(std::forward<Token>(token), std::move(start),
-                                           [](auto&& handler, std::error_code ec, std::size_t) { std::move(handler)(ec); });
-  }
-  /// For operations with an out-parameter: the value lives in a holder until the handler runs.
-  template <class T, class Token, class Start>
-  static auto initiate_value(Token&& token, Start start) {
-    auto out = std::make_shared<T>();
-    return initiate<void(std::error_code, T)>(
-        std::forward<Token>(token), [out, start = std::move(start)](detail::done_fn d) mutable { start(out.get(), std::move(d)); },
-        [out](auto&& handler, std::error_code ec, std::size_t) { std::move(handler)(ec, std::move(*out)); });
-  }
+  friend struct detail::internals;  // the library's access (src/client/internals.hpp)
+  explicit client(std::unique_ptr<detail::backend> b, boost::asio::any_io_executor executor);
 
   std::unique_ptr<detail::backend> backend_;
+  /// client_options::executor: where token-form handlers without an executor of their own run.
+  boost::asio::any_io_executor executor_;
 };
 
 }  // namespace vnfs

@@ -20,6 +20,7 @@ struct completion {
 
 namespace detail {
 struct group_state;
+struct internals;
 }
 
 /// A queue of completions that the application polls or waits on. Every asynchronous
@@ -48,10 +49,8 @@ class completion_group {
   /// Operations started on this group whose completions have not been taken yet.
   std::size_t outstanding() const;
 
-  /// For the library: the group's shared state.
-  const std::shared_ptr<detail::group_state>& state() const { return state_; }
-
  private:
+  friend struct detail::internals;  // the library's access (src/client/internals.hpp)
   std::shared_ptr<detail::group_state> state_;
 };
 

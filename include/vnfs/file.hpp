@@ -8,6 +8,7 @@ namespace vnfs {
 
 namespace detail {
 struct open_file;
+struct internals;
 }
 
 /// An open file of a client (client::open). Copies refer to the same open file; it stays
@@ -19,11 +20,9 @@ class file {
   /// The path it was opened by, relative to the client's root.
   const std::string& path() const;
 
-  /// For the library: the backend's state of this open file.
-  explicit file(std::shared_ptr<detail::open_file> s) : state_(std::move(s)) {}
-  const std::shared_ptr<detail::open_file>& state() const { return state_; }
-
  private:
+  friend struct detail::internals;  // the library's access (src/client/internals.hpp)
+  explicit file(std::shared_ptr<detail::open_file> s) : state_(std::move(s)) {}
   std::shared_ptr<detail::open_file> state_;
 };
 

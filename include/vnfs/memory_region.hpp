@@ -17,6 +17,7 @@ enum class access : unsigned {
 
 namespace detail {
 struct registration;
+struct internals;
 }
 
 /// A part of a registered region: what direct reads land in and direct writes leave from.
@@ -28,10 +29,10 @@ class memory_slice {
   std::size_t size() const { return size_; }
   /// A narrower part; throws std::out_of_range beyond this slice.
   memory_slice sub(std::size_t offset, std::size_t length) const;
-  const std::shared_ptr<detail::registration>& registration() const { return reg_; }
 
  private:
   friend class memory_region;
+  friend struct detail::internals;  // the library's access (src/client/internals.hpp)
   memory_slice(std::shared_ptr<detail::registration> r, std::byte* d, std::size_t n)
       : reg_(std::move(r)), data_(d), size_(n) {}
   std::shared_ptr<detail::registration> reg_;
@@ -66,10 +67,9 @@ class memory_region {
   memory_slice slice(std::size_t offset, std::size_t length) const;
   memory_slice all() const { return slice(0, size()); }
 
-  /// For the library.
-  explicit memory_region(std::shared_ptr<detail::registration> reg) : reg_(std::move(reg)) {}
-
  private:
+  friend struct detail::internals;  // the library's access (src/client/internals.hpp)
+  explicit memory_region(std::shared_ptr<detail::registration> reg) : reg_(std::move(reg)) {}
   std::shared_ptr<detail::registration> reg_;
 };
 

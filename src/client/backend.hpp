@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "client/internals.hpp"  // backends make files and read slices' registrations through it
 #include "vnfs/client.hpp"
 #include "vnfs/vattrs.hpp"
 #include "vnfs/vcopy.hpp"
@@ -18,7 +19,7 @@
 
 namespace vnfs::detail {
 
-/// Base of the backends' per-open-file state (file::state()).
+/// Base of the backends' per-open-file state (internals::state_of(file)).
 struct open_file {
   virtual ~open_file() = default;
   std::string path;

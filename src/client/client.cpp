@@ -12,6 +12,7 @@
 #include "client/backend.hpp"
 #include "client/backend_factory.hpp"
 #include "client/backends.hpp"
+#include "client/internals.hpp"
 #include "client/memory/registration.hpp"
 #include "client/path.hpp"
 #include "vnfs/url.hpp"
@@ -82,133 +83,8 @@ bool normalize(const std::string& in, std::string& out, done_fn& done, bool need
 /// A slice the backend may move data into (read) or out of (write): from a registration that
 /// is still registered and allows that direction.
 bool usable(const memory_slice& s, access needed) {
-  const auto& r = s.registration();
+  const auto& r = detail::internals::registration_of(s);
   return r && r->valid() && r->allows(needed);
-}
-
-// One starter per operation: completes `done` exactly once, with a front error or through
-// the backend. Both the group form and the synchronous form go through them.
-
-void start_open(detail::backend* b, const std::string& path, int flags, std::uint32_t mode, file* out, done_fn done) {
-  std::string p;
-  if (!b) return fail(done, errc::closed);
-  if (!out) return fail(done, errc::bad_argument);
-  if (!normalize(path, p, done)) return;
-  b->open(p, flags, mode, out, std::move(done));
-}
-
-void start_close(detail::backend* b, const file& f, done_fn done) {
-  if (!b) return fail(done, errc::closed);
-  if (!f) return fail(done, errc::bad_argument);
-  b->close(f, std::move(done));
-}
-
-void start_read_plain(detail::backend* b, const file& f, std::uint64_t offset, std::span<std::byte> dst, done_fn done) {
-  if (!b) return fail(done, errc::closed);
-  if (!f) return fail(done, errc::bad_argument);
-  detail::read_target t;
-  t.plain = dst;
-  b->read(f, offset, std::move(t), std::move(done));
-}
-
-void start_write_plain(detail::backend* b, const file& f, std::uint64_t offset, std::span<const std::byte> src,
-                       done_fn done) {
-  if (!b) return fail(done, errc::closed);
-  if (!f) return fail(done, errc::bad_argument);
-  detail::write_source s;
-  s.plain = src;
-  b->write(f, offset, std::move(s), std::move(done));
-}
-
-void start_fsync(detail::backend* b, const file& f, done_fn done) {
-  if (!b) return fail(done, errc::closed);
-  if (!f) return fail(done, errc::bad_argument);
-  b->fsync(f, std::move(done));
-}
-
-void start_stat(detail::backend* b, const std::string& path, file_stat* out, done_fn done) {
-  std::string p;
-  if (!b) return fail(done, errc::closed);
-  if (!out) return fail(done, errc::bad_argument);
-  if (!normalize(path, p, done)) return;
-  b->stat(p, out, std::move(done));
-}
-
-void start_fstat(detail::backend* b, const file& f, file_stat* out, done_fn done) {
-  if (!b) return fail(done, errc::closed);
-  if (!f || !out) return fail(done, errc::bad_argument);
-  b->fstat(f, out, std::move(done));
-}
-
-void start_truncate(detail::backend* b, const std::string& path, std::uint64_t size, done_fn done) {
-  std::string p;
-  if (!b) return fail(done, errc::closed);
-  if (!normalize(path, p, done)) return;
-  b->truncate(p, size, std::move(done));
-}
-
-void start_mkdir(detail::backend* b, const std::string& path, std::uint32_t mode, done_fn done) {
-  std::string p;
-  if (!b) return fail(done, errc::closed);
-  if (!normalize(path, p, done, true)) return;
-  b->mkdir(p, mode, std::move(done));
-}
-
-void start_unlink(detail::backend* b, const std::string& path, done_fn done) {
-  std::string p;
-  if (!b) return fail(done, errc::closed);
-  if (!normalize(path, p, done, true)) return;
-  b->unlink(p, std::move(done));
-}
-
-void start_rmdir(detail::backend* b, const std::string& path, done_fn done) {
-  std::string p;
-  if (!b) return fail(done, errc::closed);
-  if (!normalize(path, p, done, true)) return;
-  b->rmdir(p, std::move(done));
-}
-
-void start_rename(detail::backend* b, const std::string& from, const std::string& to, done_fn done) {
-  std::string f, t;
-  if (!b) return fail(done, errc::closed);
-  if (!normalize(from, f, done, true) || !normalize(to, t, done, true)) return;
-  b->rename(f, t, std::move(done));
-}
-
-void start_link(detail::backend* b, const std::string& existing, const std::string& new_path, done_fn done) {
-  std::string e, n;
-  if (!b) return fail(done, errc::closed);
-  if (!normalize(existing, e, done, true) || !normalize(new_path, n, done, true)) return;
-  b->link(e, n, std::move(done));
-}
-
-// The target is the link's content, stored as given: it is never a path the client resolves.
-void start_symlink(detail::backend* b, const std::string& target, const std::string& link_path, done_fn done) {
-  std::string l;
-  if (!b) return fail(done, errc::closed);
-  if (target.empty() || target.find('\0') != std::string::npos) return fail(done, errc::bad_argument);
-  if (!normalize(link_path, l, done, true)) return;
-  b->symlink(target, l, std::move(done));
-}
-
-void start_readlink(detail::backend* b, const std::string& path, std::string* out, done_fn done) {
-  std::string p;
-  if (!b) return fail(done, errc::closed);
-  if (!out) return fail(done, errc::bad_argument);
-  if (!normalize(path, p, done, true)) return;
-  b->readlink(p, out, std::move(done));
-}
-
-/// One page into d->entries (cleared first). At eof it completes at once, without a call.
-void start_readdir(detail::backend* b, dir_stream* d, done_fn done) {
-  if (!b) return fail(done, errc::closed);
-  if (!d) return fail(done, errc::bad_argument);
-  d->entries.clear();
-  std::string p;
-  if (!normalize(d->path, p, done)) return;
-  d->path = std::move(p);
-  if (d->eof) return done({}, 0);
-  b->readdir(d, std::move(done));
 }
 
 /// What a synchronous call waits on. Shared with the done_fn: the backend may destroy its
@@ -221,10 +97,11 @@ struct sync_waiter {
   std::size_t n = 0;
 };
 
-/// Starts an operation through `start(done_fn)` and waits for it; throws
-/// std::system_error(ec, "vnfs: <op> <what>") if it failed. Returns the byte count.
-template <class Start>
-std::size_t run_sync(const char* op, const std::string& what, Start&& start) {
+}  // namespace
+
+// ---- the synchronous forms (vnfs/call_forms.hpp)
+
+std::pair<std::error_code, std::size_t> detail::wait(const std::function<void(done_fn)>& start) {
   auto w = std::make_shared<sync_waiter>();
   start(done_fn([w](std::error_code ec, std::size_t n) {
     std::lock_guard lock(w->mutex);
@@ -235,15 +112,19 @@ std::size_t run_sync(const char* op, const std::string& what, Start&& start) {
   }));
   std::unique_lock lock(w->mutex);
   w->cv.wait(lock, [&] { return w->done; });
-  if (w->ec) throw std::system_error(w->ec, std::string("vnfs: ") + op + " " + what);
-  return w->n;
+  return {w->ec, w->n};
 }
 
-}  // namespace
+std::size_t detail::wait_or_throw(const char* op, const std::string& what, const std::function<void(done_fn)>& start) {
+  auto [ec, n] = wait(start);
+  if (ec) throw std::system_error(ec, std::string("vnfs: ") + op + " " + what);
+  return n;
+}
 
 // ---- life cycle
 
-client::client(std::unique_ptr<detail::backend> b) : backend_(std::move(b)) {}
+client::client(std::unique_ptr<detail::backend> b, boost::asio::any_io_executor executor)
+    : backend_(std::move(b)), executor_(std::move(executor)) {}
 
 client::client(client&&) noexcept = default;
 
@@ -255,6 +136,7 @@ client& client::operator=(client&& other) noexcept {
       // A failed orderly shutdown still releases everything below; nothing to report to.
     }
     backend_ = std::move(other.backend_);
+    executor_ = std::move(other.executor_);
   }
   return *this;
 }
@@ -286,7 +168,7 @@ client client::connect(std::string_view text, client_options options) {
   else
     throw std::system_error(make_error_code(errc::bad_url), "vnfs: connect " + std::string(text));
   if (!b) throw std::system_error(make_error_code(errc::unsupported_url), "vnfs: connect " + std::string(text));
-  return client(std::move(b));
+  return client(std::move(b), std::move(options.executor));
 }
 
 void client::close() {
@@ -298,14 +180,32 @@ void client::close() {
 
 memory_region client::register_memory(void* ptr, std::size_t len, access a) {
   if (!backend_) throw std::system_error(make_error_code(errc::closed), "vnfs: register_memory");
-  return memory_region(backend_->registrations().add(ptr, len, a));
+  return detail::internals::make_region(backend_->registrations().add(ptr, len, a));
 }
 
 client_stats client::stats() const { return backend_ ? backend_->stats() : client_stats{}; }
 
-// ---- callback form
+// ---- the callback forms: argument checks, then the backend; each completes `done`
+// exactly once, with a front error or through the backend. The other forms are these
+// (vnfs/call_forms.hpp).
 
-void client::read(const file& f, std::uint64_t offset, memory_slice dst, detail::done_fn done) {
+void client::open(std::string path, int flags, std::uint32_t mode, file* out, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  std::string p;
+  if (!b) return fail(done, errc::closed);
+  if (!out) return fail(done, errc::bad_argument);
+  if (!normalize(path, p, done)) return;
+  b->open(p, flags, mode, out, std::move(done));
+}
+
+void client::close(const file& f, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  if (!b) return fail(done, errc::closed);
+  if (!f) return fail(done, errc::bad_argument);
+  b->close(f, std::move(done));
+}
+
+void client::read(const file& f, std::uint64_t offset, memory_slice dst, done_fn done) {
   detail::backend* b = open_backend(backend_);
   if (!b) return fail(done, errc::closed);
   if (!f || !usable(dst, access::read)) return fail(done, errc::bad_argument);
@@ -314,7 +214,16 @@ void client::read(const file& f, std::uint64_t offset, memory_slice dst, detail:
   b->read(f, offset, std::move(t), std::move(done));
 }
 
-void client::write(const file& f, std::uint64_t offset, memory_slice src, detail::done_fn done) {
+void client::read(const file& f, std::uint64_t offset, std::span<std::byte> dst, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  if (!b) return fail(done, errc::closed);
+  if (!f) return fail(done, errc::bad_argument);
+  detail::read_target t;
+  t.plain = dst;
+  b->read(f, offset, std::move(t), std::move(done));
+}
+
+void client::write(const file& f, std::uint64_t offset, memory_slice src, done_fn done) {
   detail::backend* b = open_backend(backend_);
   if (!b) return fail(done, errc::closed);
   if (!f || !usable(src, access::write)) return fail(done, errc::bad_argument);
@@ -323,166 +232,119 @@ void client::write(const file& f, std::uint64_t offset, memory_slice src, detail
   b->write(f, offset, std::move(s), std::move(done));
 }
 
-// ---- callback form, continued
+void client::write(const file& f, std::uint64_t offset, std::span<const std::byte> src, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  if (!b) return fail(done, errc::closed);
+  if (!f) return fail(done, errc::bad_argument);
+  detail::write_source s;
+  s.plain = src;
+  b->write(f, offset, std::move(s), std::move(done));
+}
 
-void client::open(std::string path, int flags, std::uint32_t mode, file* out, detail::done_fn done) {
-  start_open(open_backend(backend_), path, flags, mode, out, std::move(done));
+void client::fsync(const file& f, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  if (!b) return fail(done, errc::closed);
+  if (!f) return fail(done, errc::bad_argument);
+  b->fsync(f, std::move(done));
 }
-void client::close(const file& f, detail::done_fn done) { start_close(open_backend(backend_), f, std::move(done)); }
-void client::read(const file& f, std::uint64_t offset, std::span<std::byte> dst, detail::done_fn done) {
-  start_read_plain(open_backend(backend_), f, offset, dst, std::move(done));
-}
-void client::write(const file& f, std::uint64_t offset, std::span<const std::byte> src, detail::done_fn done) {
-  start_write_plain(open_backend(backend_), f, offset, src, std::move(done));
-}
-void client::fsync(const file& f, detail::done_fn done) { start_fsync(open_backend(backend_), f, std::move(done)); }
-void client::stat(std::string path, file_stat* out, detail::done_fn done) {
-  start_stat(open_backend(backend_), path, out, std::move(done));
-}
-void client::fstat(const file& f, file_stat* out, detail::done_fn done) {
-  start_fstat(open_backend(backend_), f, out, std::move(done));
-}
-void client::truncate(std::string path, std::uint64_t size, detail::done_fn done) {
-  start_truncate(open_backend(backend_), path, size, std::move(done));
-}
-void client::mkdir(std::string path, std::uint32_t mode, detail::done_fn done) {
-  start_mkdir(open_backend(backend_), path, mode, std::move(done));
-}
-void client::unlink(std::string path, detail::done_fn done) { start_unlink(open_backend(backend_), path, std::move(done)); }
-void client::rmdir(std::string path, detail::done_fn done) { start_rmdir(open_backend(backend_), path, std::move(done)); }
-void client::rename(std::string from, std::string to, detail::done_fn done) {
-  start_rename(open_backend(backend_), from, to, std::move(done));
-}
-void client::link(std::string existing, std::string new_path, detail::done_fn done) {
-  start_link(open_backend(backend_), existing, new_path, std::move(done));
-}
-void client::symlink(std::string target, std::string link_path, detail::done_fn done) {
-  start_symlink(open_backend(backend_), target, link_path, std::move(done));
-}
-void client::readlink(std::string path, std::string* out, detail::done_fn done) {
-  start_readlink(open_backend(backend_), path, out, std::move(done));
-}
-void client::readdir(dir_stream* d, detail::done_fn done) { start_readdir(open_backend(backend_), d, std::move(done)); }
 
-// ---- group form: the callback form delivering into a group
+void client::stat(std::string path, file_stat* out, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  std::string p;
+  if (!b) return fail(done, errc::closed);
+  if (!out) return fail(done, errc::bad_argument);
+  if (!normalize(path, p, done)) return;
+  b->stat(p, out, std::move(done));
+}
 
-void client::open(std::string path, int flags, std::uint32_t mode, file* out, completion_group& g, std::uint64_t tag) {
-  open(std::move(path), flags, mode, out, detail::to_group(g, tag));
+void client::fstat(const file& f, file_stat* out, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  if (!b) return fail(done, errc::closed);
+  if (!f || !out) return fail(done, errc::bad_argument);
+  b->fstat(f, out, std::move(done));
 }
-void client::close(const file& f, completion_group& g, std::uint64_t tag) { close(f, detail::to_group(g, tag)); }
-void client::read(const file& f, std::uint64_t offset, memory_slice dst, completion_group& g, std::uint64_t tag) {
-  read(f, offset, std::move(dst), detail::to_group(g, tag));
-}
-void client::read(const file& f, std::uint64_t offset, std::span<std::byte> dst, completion_group& g,
-                  std::uint64_t tag) {
-  read(f, offset, dst, detail::to_group(g, tag));
-}
-void client::write(const file& f, std::uint64_t offset, memory_slice src, completion_group& g, std::uint64_t tag) {
-  write(f, offset, std::move(src), detail::to_group(g, tag));
-}
-void client::write(const file& f, std::uint64_t offset, std::span<const std::byte> src, completion_group& g,
-                   std::uint64_t tag) {
-  write(f, offset, src, detail::to_group(g, tag));
-}
-void client::fsync(const file& f, completion_group& g, std::uint64_t tag) { fsync(f, detail::to_group(g, tag)); }
-void client::stat(std::string path, file_stat* out, completion_group& g, std::uint64_t tag) {
-  stat(std::move(path), out, detail::to_group(g, tag));
-}
-void client::fstat(const file& f, file_stat* out, completion_group& g, std::uint64_t tag) {
-  fstat(f, out, detail::to_group(g, tag));
-}
-void client::truncate(std::string path, std::uint64_t size, completion_group& g, std::uint64_t tag) {
-  truncate(std::move(path), size, detail::to_group(g, tag));
-}
-void client::mkdir(std::string path, std::uint32_t mode, completion_group& g, std::uint64_t tag) {
-  mkdir(std::move(path), mode, detail::to_group(g, tag));
-}
-void client::unlink(std::string path, completion_group& g, std::uint64_t tag) {
-  unlink(std::move(path), detail::to_group(g, tag));
-}
-void client::rmdir(std::string path, completion_group& g, std::uint64_t tag) {
-  rmdir(std::move(path), detail::to_group(g, tag));
-}
-void client::rename(std::string from, std::string to, completion_group& g, std::uint64_t tag) {
-  rename(std::move(from), std::move(to), detail::to_group(g, tag));
-}
-void client::link(std::string existing, std::string new_path, completion_group& g, std::uint64_t tag) {
-  link(std::move(existing), std::move(new_path), detail::to_group(g, tag));
-}
-void client::symlink(std::string target, std::string link_path, completion_group& g, std::uint64_t tag) {
-  symlink(std::move(target), std::move(link_path), detail::to_group(g, tag));
-}
-void client::readlink(std::string path, std::string* out, completion_group& g, std::uint64_t tag) {
-  readlink(std::move(path), out, detail::to_group(g, tag));
-}
-void client::readdir(dir_stream* d, completion_group& g, std::uint64_t tag) { readdir(d, detail::to_group(g, tag)); }
 
-// ---- synchronous form
+void client::truncate(std::string path, std::uint64_t size, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  std::string p;
+  if (!b) return fail(done, errc::closed);
+  if (!normalize(path, p, done)) return;
+  b->truncate(p, size, std::move(done));
+}
 
-file client::open(std::string path, int flags, std::uint32_t mode) {
-  file f;
-  run_sync("open", path, [&](done_fn d) { start_open(open_backend(backend_), path, flags, mode, &f, std::move(d)); });
-  return f;
+void client::mkdir(std::string path, std::uint32_t mode, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  std::string p;
+  if (!b) return fail(done, errc::closed);
+  if (!normalize(path, p, done, true)) return;
+  b->mkdir(p, mode, std::move(done));
 }
-void client::close(const file& f) {
-  run_sync("close", f.path(), [&](done_fn d) { start_close(open_backend(backend_), f, std::move(d)); });
+
+void client::unlink(std::string path, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  std::string p;
+  if (!b) return fail(done, errc::closed);
+  if (!normalize(path, p, done, true)) return;
+  b->unlink(p, std::move(done));
 }
-std::size_t client::pread(const file& f, std::uint64_t offset, memory_slice dst) {
-  return run_sync("read", f.path(), [&](done_fn d) { read(f, offset, dst, std::move(d)); });
+
+void client::rmdir(std::string path, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  std::string p;
+  if (!b) return fail(done, errc::closed);
+  if (!normalize(path, p, done, true)) return;
+  b->rmdir(p, std::move(done));
 }
-std::size_t client::pread(const file& f, std::uint64_t offset, std::span<std::byte> dst) {
-  return run_sync("read", f.path(),
-                  [&](done_fn d) { start_read_plain(open_backend(backend_), f, offset, dst, std::move(d)); });
+
+void client::rename(std::string from, std::string to, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  std::string f, t;
+  if (!b) return fail(done, errc::closed);
+  if (!normalize(from, f, done, true) || !normalize(to, t, done, true)) return;
+  b->rename(f, t, std::move(done));
 }
-std::size_t client::pwrite(const file& f, std::uint64_t offset, memory_slice src) {
-  return run_sync("write", f.path(), [&](done_fn d) { write(f, offset, src, std::move(d)); });
+
+void client::link(std::string existing, std::string new_path, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  std::string e, n;
+  if (!b) return fail(done, errc::closed);
+  if (!normalize(existing, e, done, true) || !normalize(new_path, n, done, true)) return;
+  b->link(e, n, std::move(done));
 }
-std::size_t client::pwrite(const file& f, std::uint64_t offset, std::span<const std::byte> src) {
-  return run_sync("write", f.path(),
-                  [&](done_fn d) { start_write_plain(open_backend(backend_), f, offset, src, std::move(d)); });
+
+// The target is the link's content, stored as given: it is never a path the client resolves.
+void client::symlink(std::string target, std::string link_path, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  std::string l;
+  if (!b) return fail(done, errc::closed);
+  if (target.empty() || target.find('\0') != std::string::npos) return fail(done, errc::bad_argument);
+  if (!normalize(link_path, l, done, true)) return;
+  b->symlink(target, l, std::move(done));
 }
-void client::fsync(const file& f) {
-  run_sync("fsync", f.path(), [&](done_fn d) { start_fsync(open_backend(backend_), f, std::move(d)); });
+
+void client::readlink(std::string path, std::string* out, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  std::string p;
+  if (!b) return fail(done, errc::closed);
+  if (!out) return fail(done, errc::bad_argument);
+  if (!normalize(path, p, done, true)) return;
+  b->readlink(p, out, std::move(done));
 }
-file_stat client::stat(std::string path) {
-  file_stat st;
-  run_sync("stat", path, [&](done_fn d) { start_stat(open_backend(backend_), path, &st, std::move(d)); });
-  return st;
+
+/// One page into d->entries (cleared first). At eof it completes at once, without a call.
+void client::readdir(dir_stream* d, done_fn done) {
+  detail::backend* b = open_backend(backend_);
+  if (!b) return fail(done, errc::closed);
+  if (!d) return fail(done, errc::bad_argument);
+  d->entries.clear();
+  std::string p;
+  if (!normalize(d->path, p, done)) return;
+  d->path = std::move(p);
+  if (d->eof) return done({}, 0);
+  b->readdir(d, std::move(done));
 }
-file_stat client::fstat(const file& f) {
-  file_stat st;
-  run_sync("fstat", f.path(), [&](done_fn d) { start_fstat(open_backend(backend_), f, &st, std::move(d)); });
-  return st;
-}
-void client::truncate(std::string path, std::uint64_t size) {
-  run_sync("truncate", path, [&](done_fn d) { start_truncate(open_backend(backend_), path, size, std::move(d)); });
-}
-void client::mkdir(std::string path, std::uint32_t mode) {
-  run_sync("mkdir", path, [&](done_fn d) { start_mkdir(open_backend(backend_), path, mode, std::move(d)); });
-}
-void client::unlink(std::string path) {
-  run_sync("unlink", path, [&](done_fn d) { start_unlink(open_backend(backend_), path, std::move(d)); });
-}
-void client::rmdir(std::string path) {
-  run_sync("rmdir", path, [&](done_fn d) { start_rmdir(open_backend(backend_), path, std::move(d)); });
-}
-void client::rename(std::string from, std::string to) {
-  run_sync("rename", from + " -> " + to,
-           [&](done_fn d) { start_rename(open_backend(backend_), from, to, std::move(d)); });
-}
-void client::link(std::string existing, std::string new_path) {
-  run_sync("link", existing + " -> " + new_path,
-           [&](done_fn d) { start_link(open_backend(backend_), existing, new_path, std::move(d)); });
-}
-void client::symlink(std::string target, std::string link_path) {
-  run_sync("symlink", link_path + " -> " + target,
-           [&](done_fn d) { start_symlink(open_backend(backend_), target, link_path, std::move(d)); });
-}
-std::string client::readlink(std::string path) {
-  std::string out;
-  run_sync("readlink", path, [&](done_fn d) { start_readlink(open_backend(backend_), path, &out, std::move(d)); });
-  return out;
-}
+
+// ---- listing a directory synchronously
 
 dir_stream client::opendir(std::string path) {
   if (!open_backend(backend_)) throw std::system_error(make_error_code(errc::closed), "vnfs: opendir " + path);
@@ -498,7 +360,7 @@ dir_stream client::opendir(std::string path) {
 std::optional<dir_entry> client::readdir(dir_stream& d) {
   while (d.entries.empty() && !d.eof) {
     const std::uint64_t cookie = d.cookie;
-    run_sync("readdir", d.path, [&](done_fn f) { start_readdir(open_backend(backend_), &d, std::move(f)); });
+    detail::wait_or_throw("readdir", d.path, [&](done_fn f) { readdir(&d, std::move(f)); });
     // An empty page that neither ends the listing nor moves on would repeat forever.
     if (d.entries.empty() && !d.eof && d.cookie == cookie)
       throw std::system_error(make_error_code(errc::protocol_error), "vnfs: readdir " + d.path + ": no progress");

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "client/completion_group_state.hpp"
+#include "client/internals.hpp"
 #include "vnfs/client.hpp"
 
 namespace vnfs {
@@ -71,7 +72,7 @@ void group_state::deliver(completion c) {
 }
 
 done_fn to_group(completion_group& g, std::uint64_t tag) {
-  std::shared_ptr<group_state> s = g.state();
+  std::shared_ptr<group_state> s = internals::state_of(g);
   {
     std::lock_guard lock(s->mutex);
     ++s->outstanding;

@@ -295,6 +295,75 @@ TEST_CASE("Asio completion tokens: callback, use_future, use_awaitable", "[clien
   c.close(f);
 }
 
+TEST_CASE("where plain handlers run: the client's I/O thread, or client_options::executor", "[client][async][asio]") {
+  FOR_TARGETS(target::vnfsd, target::local);
+  asio::io_context app;  // the application's
+  client_options o;
+  o.executor = app.get_executor();
+  client_env env(kind, o);
+  client& c = env.c();
+  auto data = make_file(env, "f", 2 * 4096);
+  std::vector<std::byte> buf(2 * 4096);
+  memory_region mr = c.register_memory(buf.data(), buf.size());
+  file f = c.open("f", O_RDONLY);
+
+  // The handlers record what they saw; the test checks it after the io_context's thread ends.
+  std::optional<std::thread::id> read_thread, vread_thread;
+  std::error_code read_ec, vread_ec;
+  std::size_t read_bytes = 0;
+  c.async_read(f, 0, mr.slice(0, 4096), [&](std::error_code ec, std::size_t n) {
+    read_ec = ec;
+    read_bytes = n;
+    read_thread = std::this_thread::get_id();
+  });
+  std::vector<vio> ios{vio("f", 4096, mr.slice(4096, 4096))};
+  vresult vr;
+  c.async_vread(ios, [&](std::error_code ec, vresult r) {
+    vread_ec = ec;
+    vr = std::move(r);
+    vread_thread = std::this_thread::get_id();
+  });
+  std::thread::id app_thread;
+  std::size_t handlers = 0;
+  std::thread runner([&] {
+    app_thread = std::this_thread::get_id();
+    handlers = app.run_for(std::chrono::seconds(30));  // returns once both handlers have run
+  });
+  runner.join();
+  CHECK(handlers == 2);
+  REQUIRE(read_thread);
+  REQUIRE(vread_thread);
+  CHECK(*read_thread == app_thread);
+  CHECK(*vread_thread == app_thread);
+  CHECK(!read_ec);
+  CHECK(!vread_ec);
+  CHECK(read_bytes == 4096);
+  CHECK(vr.ok_count == 1);
+  CHECK(ios[0].bytes == 4096);
+  CHECK(std::equal(buf.begin(), buf.end(), data.begin()));
+  c.close(f);
+
+  if (kind == target::vnfsd) {
+    // Without the option: on the client's one I/O thread, where its callbacks run too.
+    client_env plain_env(kind);
+    client& p = plain_env.c();
+    file_stat st;
+    std::promise<std::thread::id> callback_thread;
+    std::promise<std::pair<std::error_code, std::thread::id>> handler_thread;
+    p.stat("", &st, [&](std::error_code, std::size_t) { callback_thread.set_value(std::this_thread::get_id()); });
+    p.async_stat("", [&](std::error_code ec, file_stat) { handler_thread.set_value({ec, std::this_thread::get_id()}); });
+    auto cf = callback_thread.get_future();
+    auto hf = handler_thread.get_future();
+    REQUIRE(cf.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+    REQUIRE(hf.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+    const std::thread::id io_thread = cf.get();
+    auto [ec, handler_on] = hf.get();
+    CHECK(!ec);
+    CHECK(handler_on == io_thread);
+    CHECK(io_thread != std::this_thread::get_id());
+  }
+}
+
 TEST_CASE("Asio tokens for every operation, in one coroutine", "[client][async][asio]") {
   FOR_TARGETS(target::vnfsd, target::local, target::vnfsd_rdma);
   client_env env(kind);

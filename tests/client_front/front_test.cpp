@@ -54,7 +54,7 @@ class fake_backend final : public vnfs::detail::backend {
     post("open " + p, std::move(d), [p, out] {
       auto f = std::make_shared<fake_file>();
       f->path = p;
-      *out = vnfs::file(f);
+      *out = vnfs::detail::internals::make_file(f);
       return 0;
     });
   }
@@ -201,6 +201,11 @@ struct fake_nfs {
   std::vector<std::string> calls() {
     std::lock_guard lock(s->mutex);
     return s->calls;
+  }
+  /// The thread the backend completes calls on (set once it has started).
+  std::thread::id worker() {
+    std::lock_guard lock(s->mutex);
+    return s->worker;
   }
   void fail_next(std::error_code ec) {
     std::lock_guard lock(s->mutex);
@@ -415,10 +420,7 @@ TEST_CASE("Asio handlers: without an executor on the completing client thread, e
   vnfs::file f = c.open("f", 0);  // completed by the worker, which has set `worker` by then
   std::vector<std::byte> buf(16);
   auto mr = c.register_memory(buf.data(), buf.size());
-  const std::thread::id worker = [&] {
-    std::lock_guard lock(fake.s->mutex);
-    return fake.s->worker;
-  }();
+  const std::thread::id worker = fake.worker();
   REQUIRE(worker != std::thread::id());
 
   // No associated executor: called by the thread that completed the operation, the
@@ -441,6 +443,69 @@ TEST_CASE("Asio handlers: without an executor on the completing client thread, e
   CHECK(io.run_one_for(std::chrono::seconds(10)) == 1);
   REQUIRE(bound_thread);
   CHECK(*bound_thread == std::this_thread::get_id());
+}
+
+TEST_CASE("client_options::executor: handlers without an executor of their own run on it") {
+  fake_nfs fake;
+  boost::asio::io_context app;  // the application's
+  vnfs::client_options o;
+  o.executor = app.get_executor();
+  auto c = vnfs::client::connect("nfs://h/e", o);
+  vnfs::file f = c.open("f", 0);
+  std::vector<std::byte> buf(16);
+  auto mr = c.register_memory(buf.data(), buf.size());
+  const std::thread::id worker = fake.worker();
+  REQUIRE(worker != std::thread::id());
+
+  // A handler bound to another executor still runs there, not on the client's.
+  boost::asio::io_context other;
+  std::optional<std::thread::id> bound_thread;
+  c.async_stat("s", boost::asio::bind_executor(other, [&](std::error_code ec, vnfs::file_stat st) {
+                 CHECK_FALSE(ec);
+                 CHECK(st.size == 1234);
+                 bound_thread = std::this_thread::get_id();
+               }));
+  CHECK(other.run_one_for(std::chrono::seconds(10)) == 1);
+  REQUIRE(bound_thread);
+  CHECK(*bound_thread == std::this_thread::get_id());
+  CHECK(app.poll() == 0);  // nothing was posted to the application's io_context
+  app.restart();
+
+  // Plain handlers (scalar and vectorized): posted to the application's io_context, so they
+  // run on the thread running it, and its run() waits for them (work is outstanding).
+  // The handlers record what they saw; the test checks it after the io_context's thread ends.
+  std::optional<std::thread::id> read_thread, vector_thread;
+  std::error_code read_ec, vector_ec;
+  std::size_t read_bytes = 0, vector_ok = 0;
+  c.async_read(f, 0, mr.slice(0, 8), [&](std::error_code ec, std::size_t n) {
+    read_ec = ec;
+    read_bytes = n;
+    read_thread = std::this_thread::get_id();
+  });
+  std::vector<vnfs::vattr> items{vnfs::vattr("s")};
+  c.async_vgetattrs(items, [&](std::error_code ec, vnfs::vresult r) {
+    vector_ec = ec;
+    vector_ok = r.ok_count;
+    vector_thread = std::this_thread::get_id();
+  });
+  std::thread::id app_thread;
+  std::size_t handlers = 0;
+  std::thread runner([&] {
+    app_thread = std::this_thread::get_id();
+    handlers = app.run_for(std::chrono::seconds(10));  // returns when both handlers have run
+  });
+  runner.join();
+  CHECK(handlers == 2);
+  CHECK_FALSE(read_ec);
+  CHECK_FALSE(vector_ec);
+  CHECK(read_bytes == 8);
+  CHECK(vector_ok == 1);
+  REQUIRE(read_thread);
+  REQUIRE(vector_thread);
+  CHECK(*read_thread == app_thread);
+  CHECK(*vector_thread == app_thread);
+  CHECK(app_thread != worker);
+  CHECK(app_thread != std::this_thread::get_id());
 }
 
 TEST_CASE("readdir pages through the listing, skipping empty pages") {

@@ -149,7 +149,7 @@ struct umask_guard {
 TEST_CASE("local: write then read the same bytes; stats count them as direct payload", "[client_local]") {
   fixture fx;
   file f = fx.open_ok("data", O_RDWR | O_CREAT);
-  CHECK(f.state()->path == "data");
+  CHECK(detail::internals::state_of(f)->path == "data");
 
   auto w = fx.pwrite(f, 0, "hello, world");
   CHECK_FALSE(w.ec);
@@ -615,7 +615,7 @@ TEST_CASE("local: registered memory", "[client_local]") {
   CHECK(table.cap() == std::size_t(1) << 20);
 
   std::vector<std::byte> mem(8192);
-  std::optional<memory_region> region(memory_region(table.add(mem.data(), mem.size(), access::read_write)));
+  std::optional<memory_region> region(detail::internals::make_region(table.add(mem.data(), mem.size(), access::read_write)));
   memory_region& mr = *region;
   CHECK(table.registered_bytes() == 8192);
   std::memcpy(mem.data(), "registered!", 11);
@@ -634,8 +634,8 @@ TEST_CASE("local: registered memory", "[client_local]") {
 
   SECTION("a region only for writes cannot receive reads, and the other way round") {
     std::vector<std::byte> wmem(64), rmem(64);
-    memory_region wr(table.add(wmem.data(), wmem.size(), access::write));
-    memory_region rr(table.add(rmem.data(), rmem.size(), access::read));
+    memory_region wr = detail::internals::make_region(table.add(wmem.data(), wmem.size(), access::write));
+    memory_region rr = detail::internals::make_region(table.add(rmem.data(), rmem.size(), access::read));
     auto e = call([&](detail::done_fn d) { fx.b->read(f, 0, detail::read_target{wr.all(), {}}, std::move(d)); });
     CHECK(e.ec == make_error_code(errc::bad_argument));
     e = call([&](detail::done_fn d) { fx.b->write(f, 0, detail::write_source{rr.all(), {}}, std::move(d)); });

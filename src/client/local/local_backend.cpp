@@ -286,13 +286,13 @@ class local_backend final : public backend {
       std::error_code ec;
       auto f = do_open(path, flags, mode, ec);
       if (ec) return {ec, 0};
-      *out = file(std::move(f));
+      *out = internals::make_file(std::move(f));
       return {};
     });
   }
 
   void close(const file& f, done_fn done) override {
-    submit(std::move(done), [this, st = f.state()]() -> result {
+    submit(std::move(done), [this, st = internals::state_of(f)]() -> result {
       auto* lf = mine(st);
       if (!lf) return {sys_error(EBADF), 0};
       std::unique_lock lock(lf->mutex);
@@ -305,7 +305,7 @@ class local_backend final : public backend {
   }
 
   void read(const file& f, std::uint64_t offset, read_target dst, done_fn done) override {
-    submit(std::move(done), [this, st = f.state(), offset, dst]() -> result {
+    submit(std::move(done), [this, st = internals::state_of(f), offset, dst]() -> result {
       if (auto ec = check(dst.registered, access::read)) return {ec, 0};
       auto* lf = mine(st);
       if (!lf) return {sys_error(EBADF), 0};
@@ -328,7 +328,7 @@ class local_backend final : public backend {
   }
 
   void write(const file& f, std::uint64_t offset, write_source src, done_fn done) override {
-    submit(std::move(done), [this, st = f.state(), offset, src]() -> result {
+    submit(std::move(done), [this, st = internals::state_of(f), offset, src]() -> result {
       if (auto ec = check(src.registered, access::write)) return {ec, 0};
       auto* lf = mine(st);
       if (!lf) return {sys_error(EBADF), 0};
@@ -350,7 +350,7 @@ class local_backend final : public backend {
   }
 
   void fsync(const file& f, done_fn done) override {
-    submit(std::move(done), [this, st = f.state()]() -> result {
+    submit(std::move(done), [this, st = internals::state_of(f)]() -> result {
       auto* lf = mine(st);
       if (!lf) return {sys_error(EBADF), 0};
       std::shared_lock lock(lf->mutex);
@@ -375,7 +375,7 @@ class local_backend final : public backend {
   }
 
   void fstat(const file& f, file_stat* out, done_fn done) override {
-    submit(std::move(done), [this, st = f.state(), out]() -> result {
+    submit(std::move(done), [this, st = internals::state_of(f), out]() -> result {
       auto* lf = mine(st);
       if (!lf) return {sys_error(EBADF), 0};
       std::shared_lock lock(lf->mutex);
@@ -593,7 +593,7 @@ class local_backend final : public backend {
   // A registered slice must still be registered and allow the transfer's direction.
   static std::error_code check(const memory_slice& s, access a) {
     if (!s.data()) return {};
-    const auto& r = s.registration();
+    const auto& r = internals::registration_of(s);
     if (!r || !r->valid() || !r->allows(a)) return make_error_code(errc::bad_argument);
     return {};
   }

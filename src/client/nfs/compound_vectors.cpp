@@ -105,7 +105,7 @@ std::error_code short_reply() { return make_error_code(errc::protocol_error); }
 /// The nfs state of an open file named by an item, or null for a file of another backend.
 std::shared_ptr<nfs_open_file> nfs_file(const vfile& f) {
   const file* d = f.descriptor();
-  return d ? std::dynamic_pointer_cast<nfs_open_file>(d->state()) : nullptr;
+  return d ? std::dynamic_pointer_cast<nfs_open_file>(internals::state_of(*d)) : nullptr;
 }
 
 /// Fails the call before anything is sent if an item names an open file of another backend
@@ -215,7 +215,7 @@ void compound_vectors::io(std::span<vio> items, bool writing, vresult* out, done
         };
         if (v.region.data()) op.read_target = dst;  // registered memory receives directly
       }
-      if (v.region.data()) op.registered = v.region.registration();
+      if (v.region.data()) op.registered = internals::registration_of(v.region);
       if (path) {
         plan[*group].ops.push_back(std::move(op));
         group_bytes += n;
@@ -430,7 +430,7 @@ void compound_vectors::vopen(std::span<vopen_item> items, vresult* out, done_fn 
       held.first = f->stateid;
       held.fh = f->fh;
       engine_.reclaims().add(std::move(held));
-      v.result = file(std::move(f));
+      v.result = internals::make_file(std::move(f));
       return {};
     }));
     it.end.k = item_end::kind::elsewhere;
@@ -444,7 +444,7 @@ void compound_vectors::vopen(std::span<vopen_item> items, vresult* out, done_fn 
 void compound_vectors::vclose(std::span<const file> files, vresult* out, done_fn done) {
   std::vector<planned_item> plan;
   for (std::size_t i = 0; i < files.size(); ++i) {
-    auto of = std::dynamic_pointer_cast<nfs_open_file>(files[i].state());
+    auto of = std::dynamic_pointer_cast<nfs_open_file>(internals::state_of(files[i]));
     if (!of) {
       reset_result(*out, files.size());
       out->status[i] = make_error_code(errc::bad_argument);

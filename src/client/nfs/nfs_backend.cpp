@@ -145,7 +145,7 @@ class nfs_backend final : public backend {
         f->io_stateid.seqid = 0;  // "the current seqid" (RFC 8881 §8.2.2): valid across upgrades
         f->fh = std::get<GETFH4res>(r.res.resarray[3]).resok4.object;
         engine_.reclaims().add({f->stateid, f->fh, owner, access});
-        *out = file(f);
+        *out = internals::make_file(f);
         done({}, 0);
       });
     });
@@ -183,7 +183,7 @@ class nfs_backend final : public backend {
     registered_regions registered;
     if (dst.registered.data()) {
       targets.push_back(target);
-      registered.push_back(dst.registered.registration());
+      registered.push_back(internals::registration_of(dst.registered));
     }
     std::vector<nfs_argop4> ops{PUTFH4args{of->fh},
                                 READ4args{of->io_stateid, offset, static_cast<count4>(target.size())}};
@@ -210,7 +210,7 @@ class nfs_backend final : public backend {
     std::vector<nfs_argop4> ops{PUTFH4args{of->fh},
                                 WRITE4args{of->io_stateid, offset, stable_how4::UNSTABLE4, data}};
     registered_regions registered;
-    if (src.registered.data()) registered.push_back(src.registered.registration());
+    if (src.registered.data()) registered.push_back(internals::registration_of(src.registered));
     engine_.submit(
         std::move(ops),
         [of, done](std::error_code ec, compound_reply& r) {

@@ -1,4 +1,4 @@
-// vnfs client, nfs backend: the state of a file opened over NFSv4.1 (file::state()).
+// vnfs client, nfs backend: the state of a file opened over NFSv4.1 (internals::state_of(file)).
 #pragma once
 
 #include <memory>
@@ -22,7 +22,7 @@ struct nfs_open_file : open_file {
 /// The nfs state of `f`; throws std::system_error(errc::bad_argument) for a file of another
 /// backend.
 inline std::shared_ptr<nfs_open_file> nfs_state(const file& f) {
-  auto s = std::dynamic_pointer_cast<nfs_open_file>(f.state());
+  auto s = std::dynamic_pointer_cast<nfs_open_file>(internals::state_of(f));
   if (!s) throw std::system_error(make_error_code(errc::bad_argument), "vnfs: not a file of this client");
   return s;
 }

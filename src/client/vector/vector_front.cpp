@@ -1,13 +1,13 @@
 // vnfs client: the front of the vectorized calls — argument checks and path normalization
-// (on copies of the items, so a backend sees only normalized paths), the four call forms,
-// and the calls built from the backend's vector primitives: vcopy, vscopy's fallback,
-// vlistdir's rounds, ensure_directory and remove_tree.
+// (on copies of the items, so a backend sees only normalized paths), in the callback form of
+// each call; the other three forms are made from it (vnfs/call_forms.hpp). The calls built
+// from the backend's vector primitives (vcopy, vscopy's fallback, vlistdir's rounds,
+// ensure_directory, remove_tree) are in composed.cpp.
 #include <algorithm>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 
 #include "client/backend.hpp"
+#include "client/internals.hpp"
 #include "client/memory/registration.hpp"
 #include "client/path.hpp"
 #include "client/vector/item_runner.hpp"
@@ -71,7 +71,7 @@ bool check_vfile(vfile& f, std::error_code& ec) {
 }
 
 bool check_slice(const memory_slice& s, access needed) {
-  const auto& r = s.registration();
+  const auto& r = detail::internals::registration_of(s);
   return r && r->valid() && r->allows(needed);
 }
 
@@ -120,26 +120,6 @@ void follow_links(detail::backend* b, std::span<vattr> items, vresult* out, done
     for (std::size_t k = 0; k < which->size(); ++k) items[(*which)[k]].file = vfile((*paths)[k]);
     call(std::move(done));
   });
-}
-
-/// The synchronous forms: a wait on the callback form.
-template <class Start>
-vresult run_vector_sync(Start&& start) {
-  struct waiter {
-    std::mutex m;
-    std::condition_variable cv;
-    bool done = false;
-  };
-  auto w = std::make_shared<waiter>();
-  vresult r;
-  start(&r, done_fn([w](std::error_code, std::size_t) {
-    std::lock_guard lock(w->m);
-    w->done = true;
-    w->cv.notify_all();
-  }));
-  std::unique_lock lock(w->m);
-  w->cv.wait(lock, [&] { return w->done; });
-  return r;
 }
 
 }  // namespace
@@ -300,60 +280,6 @@ void client::vrename(std::span<const vrename_item> items, vresult* out, done_fn 
       }))
     return;
   b->vrename(*copies, out, [copies, done](std::error_code ec, std::size_t n) { done(ec, n); });
-}
-
-// ---- synchronous forms
-
-vresult client::vopen(std::span<vopen_item> items) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vopen(items, r, std::move(d)); });
-}
-vresult client::vclose(std::span<const file> files) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vclose(files, r, std::move(d)); });
-}
-vresult client::vread(std::span<vio> ios) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vread(ios, r, std::move(d)); });
-}
-vresult client::vwrite(std::span<vio> ios) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vwrite(ios, r, std::move(d)); });
-}
-vresult client::vgetattrs(std::span<vattr> items) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vgetattrs(items, r, std::move(d)); });
-}
-vresult client::vsetattrs(std::span<const vattr> items) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vsetattrs(items, r, std::move(d)); });
-}
-vresult client::vcopy(std::span<vcopy_item> items) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vcopy(items, r, std::move(d)); });
-}
-vresult client::vscopy(std::span<vcopy_item> items) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vscopy(items, r, std::move(d)); });
-}
-vresult client::vmkdir(std::span<const vmkdir_item> items) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vmkdir(items, r, std::move(d)); });
-}
-vresult client::vlistdir(std::span<const std::string> dirs, vlistdir_options options) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vlistdir(dirs, options, r, std::move(d)); });
-}
-vresult client::vsymlink(std::span<const vlink> items) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vsymlink(items, r, std::move(d)); });
-}
-vresult client::vreadlink(std::span<const std::string> paths, std::vector<std::string>* targets) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vreadlink(paths, targets, r, std::move(d)); });
-}
-vresult client::vhardlink(std::span<const vlink> items) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vhardlink(items, r, std::move(d)); });
-}
-vresult client::vremove(std::span<const std::string> paths) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vremove(paths, r, std::move(d)); });
-}
-vresult client::vrename(std::span<const vrename_item> items) {
-  return run_vector_sync([&](vresult* r, done_fn d) { vrename(items, r, std::move(d)); });
-}
-vresult client::ensure_directory(std::string path, std::uint32_t mode) {
-  return run_vector_sync([&](vresult* r, done_fn d) { ensure_directory(path, mode, r, std::move(d)); });
-}
-vresult client::remove_tree(std::string path) {
-  return run_vector_sync([&](vresult* r, done_fn d) { remove_tree(path, r, std::move(d)); });
 }
 
 vresult client::vopen_simple(std::span<const std::string> paths, int flags, std::uint32_t mode,

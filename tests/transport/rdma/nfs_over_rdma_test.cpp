@@ -116,11 +116,11 @@ TEST_CASE("nfs over rdma: vreads into one registered region register it with the
   auto data = pattern(reads * part, 4);
   write_local(s.dir.path() / "v", data);
   auto c = client::connect(s.url());
-  const detail::registration_table& table = c.backend().registrations();
+  const detail::registration_table& table = detail::internals::backend_of(c).registrations();
   std::vector<std::byte> in(reads * part, std::byte{0x55});
   std::optional<memory_region> rd(c.register_memory(in.data(), in.size(), access::read));
   // Observes the region's registration after the region is gone.
-  std::shared_ptr<detail::registration> reg = rd->all().registration();
+  std::shared_ptr<detail::registration> reg = detail::internals::registration_of(rd->all());
   CHECK(reg->attachments() == 0);  // nothing before the first call through the region
   CHECK(table.attachments_made() == 0);
   file f = c.open("v", O_RDONLY, 0);
@@ -160,7 +160,7 @@ TEST_CASE("nfs over rdma: vwrites from one registered region go through one fabr
   constexpr std::size_t writes = 4, part = 256 * 1024;
   auto out = pattern(writes * part, 8);
   auto c = client::connect(s.url());
-  const detail::registration_table& table = c.backend().registrations();
+  const detail::registration_table& table = detail::internals::backend_of(c).registrations();
   std::optional<memory_region> wr(c.register_memory(out.data(), out.size(), access::write));
   file f = c.open("w", O_CREAT | O_WRONLY | O_TRUNC, 0644);
   auto s0 = s.stats();
@@ -192,7 +192,7 @@ TEST_CASE("nfs over rdma: a region destroyed while its vread is in flight keeps 
   auto data = pattern(MiB, 5);
   write_local(s.dir.path() / "big", data);
   auto c = client::connect(s.url());
-  const detail::registration_table& table = c.backend().registrations();
+  const detail::registration_table& table = detail::internals::backend_of(c).registrations();
   std::vector<std::byte> in(MiB);
   std::optional<memory_region> rd(c.register_memory(in.data(), in.size(), access::read));
   file f = c.open("big", O_RDONLY, 0);
