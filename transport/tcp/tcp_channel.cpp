@@ -35,12 +35,12 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     boost::system::error_code ec;
     auto eps = resolver.resolve(host_, std::to_string(port_), ec);
     if (ec) return asio::post(io_, [done, ec] { done(ec); });
-    sock_ = tcp::socket(io_);
-    asio::async_connect(sock_, eps, [self = shared_from_this(), g = gen_, done](boost::system::error_code ec, const tcp::endpoint&) {
+    sock_ = std::make_shared<tcp::socket>(io_);
+    asio::async_connect(*sock_, eps, [self = shared_from_this(), s = sock_, g = gen_, done](boost::system::error_code ec, const tcp::endpoint&) {
       if (g != self->gen_) return done(make_error_code(std::errc::operation_canceled));
       if (ec) return done(ec);
       boost::system::error_code ignore;
-      self->sock_.set_option(tcp::no_delay(true), ignore);
+      s->set_option(tcp::no_delay(true), ignore);
       self->connected_ = true;
       self->read_head();
       done({});
@@ -68,7 +68,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     guides_.clear();  // the caller sends again, guides included, on the next connection
     guide_.reset();
     boost::system::error_code ignore;
-    sock_.close(ignore);
+    sock_->close(ignore);
   }
 
  private:
@@ -108,7 +108,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     const outgoing& o = queue_.front();
     std::vector<asio::const_buffer> bufs;
     for (auto b : o.framed.buffers) bufs.emplace_back(b.data(), b.size());
-    asio::async_write(sock_, bufs, [self = shared_from_this(), g = gen_](boost::system::error_code ec, std::size_t n) {
+    asio::async_write(*sock_, bufs, [self = shared_from_this(), s = sock_, g = gen_](boost::system::error_code ec, std::size_t n) {
       if (g != self->gen_) return;  // of a connection already lost: `writing_` is the new one's
       self->writing_ = false;
       self->wc_.sent += n;
@@ -119,7 +119,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   }
 
   void read_head() {
-    asio::async_read(sock_, asio::buffer(head_), [self = shared_from_this(), g = gen_](boost::system::error_code ec, std::size_t) {
+    asio::async_read(*sock_, asio::buffer(head_), [self = shared_from_this(), s = sock_, g = gen_](boost::system::error_code ec, std::size_t) {
       if (g != self->gen_) return;  // of a connection already lost
       if (ec) return self->lost(ec);
       self->on_head();
@@ -151,8 +151,8 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     const std::size_t at = body_.size();
     if (at + n > max_reply) return lost(std::make_error_code(std::errc::protocol_error));
     body_.resize(at + n);
-    asio::async_read(sock_, asio::buffer(body_.data() + at, n),
-                     [self = shared_from_this(), g = gen_, xid, last](boost::system::error_code ec, std::size_t got) {
+    asio::async_read(*sock_, asio::buffer(body_.data() + at, n),
+                     [self = shared_from_this(), s = sock_, g = gen_, xid, last](boost::system::error_code ec, std::size_t got) {
                        if (g != self->gen_) return;  // of a connection already lost
                        if (ec) return self->lost(ec);
                        self->wc_.received += got;
@@ -162,8 +162,8 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   }
 
   void read_fragment_mark(std::uint32_t xid) {
-    asio::async_read(sock_, asio::buffer(next_mark_),
-                     [self = shared_from_this(), g = gen_, xid](boost::system::error_code ec, std::size_t got) {
+    asio::async_read(*sock_, asio::buffer(next_mark_),
+                     [self = shared_from_this(), s = sock_, g = gen_, xid](boost::system::error_code ec, std::size_t got) {
                        if (g != self->gen_) return;
                        if (ec) return self->lost(ec);
                        self->wc_.received += got;
@@ -184,8 +184,8 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     const std::size_t at = body_.size();
     body_.resize(at + n);
     record_left_ -= n;
-    asio::async_read(sock_, asio::buffer(body_.data() + at, n),
-                     [self = shared_from_this(), g = gen_, then](boost::system::error_code ec, std::size_t got) {
+    asio::async_read(*sock_, asio::buffer(body_.data() + at, n),
+                     [self = shared_from_this(), s = sock_, g = gen_, then](boost::system::error_code ec, std::size_t got) {
                        if (g != self->gen_) return;  // of a connection already lost
                        if (ec) return self->lost(ec);
                        self->wc_.received += got;
@@ -228,7 +228,7 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
     record_left_ -= direct + pad_left;
     std::array<asio::mutable_buffer, 2> bufs{asio::buffer(p.target.data() + have, direct),
                                              asio::buffer(scratch_.data(), pad_left)};
-    asio::async_read(sock_, bufs, [self = shared_from_this(), g = gen_, xid, direct](boost::system::error_code ec, std::size_t got) {
+    asio::async_read(*sock_, bufs, [self = shared_from_this(), s = sock_, g = gen_, xid, direct](boost::system::error_code ec, std::size_t got) {
       if (g != self->gen_) return;  // of a connection already lost
       if (ec) return self->lost(ec);
       self->wc_.received += got;
@@ -250,7 +250,10 @@ class tcp_channel final : public rpc_channel, public std::enable_shared_from_thi
   std::uint16_t port_;
   channel_events ev_;
   wire_counters wc_;
-  tcp::socket sock_{io_};
+  // One socket object per connection: a composed read or write of a connection already lost
+  // goes on with its own (closed) socket, which its handler keeps alive, never with the
+  // next connection's.
+  std::shared_ptr<tcp::socket> sock_ = std::make_shared<tcp::socket>(io_);
   bool connected_ = false;
   std::uint64_t gen_ = 0;  // counts connections; socket handlers carry the one they began on
   std::deque<outgoing> queue_;
