@@ -1,5 +1,7 @@
 #include "vnfs/bench/vnfsd_process.hpp"
 
+#include <csignal>
+
 #include <algorithm>
 
 #include <unistd.h>
@@ -141,6 +143,14 @@ exit_status vnfsd_process::stop(std::chrono::milliseconds grace) {
   if (!child_) throw process_error("vnfsd_process::stop: not started");
   if (!child_->running()) throw process_error("vnfsd_process::stop: not running (" + child_->wait().describe() + ")");
   exit_status st = child_->terminate(grace);
+  child_.reset();
+  return st;
+}
+
+exit_status vnfsd_process::kill() {
+  if (!child_ || !child_->running()) throw process_error("vnfsd_process::kill: not running");
+  child_->send_signal(SIGKILL);
+  exit_status st = child_->wait();
   child_.reset();
   return st;
 }

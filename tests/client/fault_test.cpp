@@ -420,3 +420,24 @@ TEST_CASE("a vwrite whose WRITE fails after its OPEN still closes that open (one
   CHECK(r.error == std::errc::file_exists);
   CHECK((c.stats() - s0).compounds == 1);
 }
+
+TEST_CASE("an unstable write to a vnfsd killed before the COMMIT: fsync reports EIO once, as the server "
+          "may have lost it (its write verifier changed)", "[client][fault][commit]") {
+  test::temp_dir export_dir("vnfs-client-verifier");
+  test::vnfsd_process server(export_dir.path());
+  client c = client::connect("nfs://" + server.host() + ":" + std::to_string(server.port()) + "/");
+  const auto data = pattern(300, 7);
+  const auto part = [&](std::size_t k) { return std::span<const std::byte>(data).subspan(k * 100, 100); };
+  file f = c.open("f", O_CREAT | O_RDWR, 0644);
+  REQUIRE(c.pwrite(f, 0, part(0)) == 100);  // UNSTABLE4, verifier of the first instance
+  server.kill();
+  server.start();
+  // The open is reclaimed; this write is answered with the new instance's verifier.
+  REQUIRE(c.pwrite(f, 100, part(1)) == 100);
+  // The COMMIT answers for the new instance only: the first write is not vouched for.
+  CHECK(error_of([&] { c.fsync(f); }) == std::errc::io_error);
+  // Reported once: the next writes and their COMMIT are of one instance.
+  REQUIRE(c.pwrite(f, 200, part(2)) == 100);
+  CHECK_NOTHROW(c.fsync(f));
+  CHECK_NOTHROW(c.close(f));
+}

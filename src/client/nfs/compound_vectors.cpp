@@ -192,11 +192,7 @@ void compound_vectors::io(std::span<vio> items, bool writing, vresult* out, done
         op = make(WRITE4args{sid, off, how, data}, i, 64, [&v, of](nfs_resop4& r) -> std::error_code {
           const auto& w = std::get<WRITE4res>(r).resok4;
           v.bytes += w.count;
-          if (of) {
-            std::lock_guard lock(of->mu);
-            if (w.committed != stable_how4::FILE_SYNC4) of->dirty = true;
-            of->write_verifier = w.writeverf;
-          }
+          if (of) of->wrote(w);
           return {};
         });
       } else {
@@ -452,16 +448,9 @@ void compound_vectors::vclose(std::span<const file> files, vresult* out, done_fn
       return done(out->error, out->ok_count);
     }
     planned_item it = at_handle(of->fh);
-    bool commit;
-    verifier4 verf;
-    {
-      std::lock_guard lock(of->mu);
-      commit = of->dirty;
-      verf = of->write_verifier;
-    }
-    if (commit)  // flush on close, as close() does
-      it.ops.push_back(make(COMMIT4args{0, 0}, i, 32, [verf](nfs_resop4& r) -> std::error_code {
-        if (std::get<COMMIT4res>(r).resok4.writeverf != verf) return std::make_error_code(std::errc::io_error);
+    if (of->needs_commit())  // flush on close, as close() does
+      it.ops.push_back(make(COMMIT4args{0, 0}, i, 32, [of](nfs_resop4& r) -> std::error_code {
+        if (!of->committed(std::get<COMMIT4res>(r).resok4.writeverf)) return std::make_error_code(std::errc::io_error);
         return {};
       }));
     it.ops.push_back(make(CLOSE4args{0, of->stateid}, i, 32, [this, first = of->stateid](nfs_resop4&) -> std::error_code {

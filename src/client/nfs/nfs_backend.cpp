@@ -154,20 +154,14 @@ class nfs_backend final : public backend {
   void close(const file& f, done_fn done) override {
     auto of = state(f);
     std::vector<nfs_argop4> ops{PUTFH4args{of->fh}};
-    bool commit;
-    verifier4 verf;
-    {
-      std::lock_guard lock(of->mu);
-      commit = of->dirty;
-      verf = of->write_verifier;
-    }
+    const bool commit = of->needs_commit();
     if (commit) ops.push_back(COMMIT4args{0, 0});  // flush on close, as a kernel client does
     ops.push_back(CLOSE4args{0, of->stateid});
-    engine_.submit(std::move(ops), [this, of, commit, verf, done](std::error_code ec, compound_reply& r) {
+    engine_.submit(std::move(ops), [this, of, commit, done](std::error_code ec, compound_reply& r) {
       engine_.reclaims().remove(of->stateid);  // closed, or not to be reclaimed anyway
       if (!ec && commit && r.res.resarray.size() > 2) {
         const auto& c = std::get<COMMIT4res>(r.res.resarray[2]);
-        if (c.status == nfsstat4::NFS4_OK && c.resok4.writeverf != verf)
+        if (c.status == nfsstat4::NFS4_OK && !of->committed(c.resok4.writeverf))
           return done(std::make_error_code(std::errc::io_error), 0);  // the server lost unstable data
       }
       done(outcome(ec, r), 0);
@@ -216,11 +210,7 @@ class nfs_backend final : public backend {
         [of, done](std::error_code ec, compound_reply& r) {
           if ((ec = outcome(ec, r))) return done(ec, 0);
           const auto& w = last_of<WRITE4res>(r).resok4;
-          {
-            std::lock_guard lock(of->mu);
-            if (w.committed != stable_how4::FILE_SYNC4) of->dirty = true;
-            of->write_verifier = w.writeverf;
-          }
+          of->wrote(w);
           done({}, w.count);
         },
         {}, std::nullopt, std::move(registered));
@@ -230,10 +220,7 @@ class nfs_backend final : public backend {
     auto of = state(f);
     engine_.submit({PUTFH4args{of->fh}, COMMIT4args{0, 0}}, [of, done](std::error_code ec, compound_reply& r) {
       if ((ec = outcome(ec, r))) return done(ec, 0);
-      std::lock_guard lock(of->mu);
-      if (of->dirty && last_of<COMMIT4res>(r).resok4.writeverf != of->write_verifier)
-        return done(std::make_error_code(std::errc::io_error), 0);
-      of->dirty = false;
+      if (!of->committed(last_of<COMMIT4res>(r).resok4.writeverf)) return done(std::make_error_code(std::errc::io_error), 0);
       done({}, 0);
     });
   }

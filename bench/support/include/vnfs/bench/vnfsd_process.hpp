@@ -61,6 +61,10 @@ class vnfsd_process {
   /// stop() then start().
   void restart();
 
+  /// Kills the server with SIGKILL, as a crash would (no clean-up of any kind), and reaps
+  /// it; start() runs it again. Throws process_error if it is not running.
+  exit_status kill();
+
   /// The binary these objects run: $VNFSD_BIN, else the compiled-in VNFSD_PATH. Throws
   /// process_error when neither is available.
   static std::filesystem::path binary();
