@@ -11,6 +11,7 @@
 #include <boost/asio.hpp>
 
 #include "server/dispatcher.hpp"
+#include "server/inline_calls.hpp"
 #include "server/server_state.hpp"
 #include "transport/rdma/fabric.hpp"
 #include "transport/rdma/rpc_server.hpp"
@@ -121,15 +122,21 @@ struct vnfsd::impl {
     return e.address().to_string() + ":" + std::to_string(e.port());
   }
 
+  // A call that cannot block long (inline_calls.hpp) runs here, on the network thread that
+  // received it, and its reply is written from here too: no hand-off to a worker and back.
+  // Everything else goes to the workers.
   void dispatch(std::shared_ptr<connection> c, std::vector<std::byte> record) {
-    asio::post(pool, [this, c = std::move(c), record = std::move(record)]() mutable {
-      std::optional<rpc_reply> r = disp.handle(record);
-      if (!r) {
-        c->close();  // not an RPC call: nothing sensible can follow on this stream
-        return;
-      }
-      c->send(std::move(r->msg), std::move(r->keepalive));
-    });
+    if (runs_inline(record)) return execute(*c, record);
+    asio::post(pool, [this, c = std::move(c), record = std::move(record)] { execute(*c, record); });
+  }
+
+  void execute(connection& c, std::span<const std::byte> record) {
+    std::optional<rpc_reply> r = disp.handle(record);
+    if (!r) {
+      c.close();  // not an RPC call: nothing sensible can follow on this stream
+      return;
+    }
+    c.send(std::move(r->msg), std::move(r->keepalive));
   }
 
   void schedule_reaper() {

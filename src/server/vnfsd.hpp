@@ -12,9 +12,10 @@ namespace vnfs::server {
 /// An NFSv4.1 server over TCP, and optionally RPC-over-RDMA, for one export.
 ///
 /// Threading: run() drives the network on the calling thread (accepts, reads, writes, RDMA
-/// transfers — never a file-system call); COMPOUNDs execute on `options.threads` worker threads, so slow disk
-/// work never stalls other connections. stop() may be called from any thread or a signal
-/// handler's io callback.
+/// transfers). That thread also executes the TCP calls that cannot block long (small
+/// read-only COMPOUNDs, inline_calls.hpp) and writes their replies at once; every other
+/// COMPOUND executes on `options.threads` worker threads, so slow disk work never stalls
+/// other connections. stop() may be called from any thread or a signal handler's io callback.
 class vnfsd {
  public:
   /// Opens the export and binds the listening socket (port 0 picks one). Throws

@@ -18,7 +18,8 @@ namespace vnfs::transport::tcp {
 /// Listens on one endpoint and runs a connection per client.
 ///
 /// on_record runs on the io thread (the connection's strand) for every complete record and
-/// must not block: post the work to a pool and reply with connection::send. A connection
+/// must not block long: post slow work to a pool and reply with connection::send (a quick
+/// call may be answered from on_record itself, without a hand-off). A connection
 /// that sends an oversize record, or fails, is closed alone; the others carry on.
 class server {
  public:
