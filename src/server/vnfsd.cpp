@@ -6,6 +6,8 @@
 #include <string>
 #include <optional>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
@@ -30,6 +32,10 @@ struct vnfsd::impl {
         reaper(io),
         signals(io) {
     const auto& o = state.options;
+    for (unsigned i = 1; i < o.network_threads; ++i) {
+      net_io.push_back(std::make_unique<asio::io_context>(1));
+      net_work.push_back(asio::make_work_guard(*net_io.back()));
+    }
     try {
       // Names (localhost) resolve to their first address; numeric addresses stay as given.
       asio::ip::tcp::resolver resolver(io);
@@ -80,6 +86,10 @@ struct vnfsd::impl {
     t.idle_timeout = o.idle_timeout;
     t.max_in_flight = o.max_requests_in_flight;
     t.on_refused = [this](const asio::ip::tcp::endpoint& peer) { log_refused(peer); };
+    t.connection_executor = [this]() -> asio::any_io_executor {  // called by one accept at a time
+      const std::size_t i = next_net++ % (net_io.size() + 1);
+      return i == 0 ? io.get_executor() : net_io[i - 1]->get_executor();
+    };
     return t;
   }
 
@@ -152,6 +162,12 @@ struct vnfsd::impl {
   server_state state;
   dispatcher disp;
   asio::io_context io;
+  // The other network threads' io_contexts (server_options::network_threads), each run by
+  // one thread from run(); declared before the listener, so they outlive its connections.
+  std::vector<std::unique_ptr<asio::io_context>> net_io;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> net_work;
+  std::vector<std::thread> net_threads;
+  std::size_t next_net = 0;  // round robin over io and net_io
   asio::thread_pool pool;
   asio::steady_timer reaper;
   asio::signal_set signals;
@@ -196,14 +212,19 @@ void vnfsd::stop_on_signals() {
 }
 
 void vnfsd::run() {
-  impl_->schedule_reaper();
-  impl_->io.run();
+  auto& m = *impl_;
+  m.schedule_reaper();
+  for (auto& n : m.net_io) m.net_threads.emplace_back([n = n.get()] { n->run(); });
+  m.io.run();
+  for (auto& t : m.net_threads) t.join();  // stop() stopped their io_contexts too
+  m.net_threads.clear();
 }
 
 void vnfsd::stop() {
   impl_->listener->stop();
   if (impl_->rdma_listener) impl_->rdma_listener->stop();
   impl_->io.stop();
+  for (auto& n : impl_->net_io) n->stop();
 }
 
 }  // namespace vnfs::server

@@ -12,10 +12,12 @@ namespace vnfs::server {
 /// An NFSv4.1 server over TCP, and optionally RPC-over-RDMA, for one export.
 ///
 /// Threading: run() drives the network on the calling thread (accepts, reads, writes, RDMA
-/// transfers). That thread also executes the TCP calls that cannot block long (small
-/// read-only COMPOUNDs, inline_calls.hpp) and writes their replies at once; every other
-/// COMPOUND executes on `options.threads` worker threads, so slow disk work never stalls
-/// other connections. stop() may be called from any thread or a signal handler's io callback.
+/// transfers) and on `options.network_threads - 1` more that it starts and joins: each TCP
+/// connection runs on one of them. A network thread also executes the TCP calls that cannot
+/// block long (small read-only COMPOUNDs, inline_calls.hpp) and writes their replies at
+/// once; every other COMPOUND executes on `options.threads` worker threads, so slow disk
+/// work never stalls other connections. stop() may be called from any thread or a signal
+/// handler's io callback.
 class vnfsd {
  public:
   /// Opens the export and binds the listening socket (port 0 picks one). Throws
