@@ -211,11 +211,38 @@ void vnfsd::stop_on_signals() {
   });
 }
 
+namespace {
+
+/// Runs `ctx` until it is stopped or out of work. With `poll` > 0, after each piece of work
+/// it keeps polling (non-blocking) for up to `poll` before it blocks for the next one,
+/// yielding the core between polls to any other thread that is ready to run (the clients
+/// of a loaded machine), so polling only takes time nothing else wants.
+void run_polling(asio::io_context& ctx, std::chrono::microseconds poll) {
+  if (poll.count() <= 0) {
+    ctx.run();
+    return;
+  }
+  using clock = std::chrono::steady_clock;
+  for (;;) {
+    const auto until = clock::now() + poll;
+    bool found = false;
+    while (!found && !ctx.stopped() && clock::now() < until) {
+      found = ctx.poll() > 0;
+      if (!found) std::this_thread::yield();
+    }
+    if (ctx.stopped()) return;
+    if (!found && ctx.run_one() == 0) return;
+  }
+}
+
+}  // namespace
+
 void vnfsd::run() {
   auto& m = *impl_;
   m.schedule_reaper();
-  for (auto& n : m.net_io) m.net_threads.emplace_back([n = n.get()] { n->run(); });
-  m.io.run();
+  const auto poll = m.state.options.network_poll;
+  for (auto& n : m.net_io) m.net_threads.emplace_back([n = n.get(), poll] { run_polling(*n, poll); });
+  run_polling(m.io, poll);
   for (auto& t : m.net_threads) t.join();  // stop() stopped their io_contexts too
   m.net_threads.clear();
 }

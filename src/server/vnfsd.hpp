@@ -16,7 +16,8 @@ namespace vnfs::server {
 /// connection runs on one of them. A network thread also executes the TCP calls that cannot
 /// block long (small read-only COMPOUNDs, inline_calls.hpp) and writes their replies at
 /// once; every other COMPOUND executes on `options.threads` worker threads, so slow disk
-/// work never stalls other connections. stop() may be called from any thread or a signal
+/// work never stalls other connections. A network thread polls for `options.network_poll`
+/// after its last piece of work before it sleeps. stop() may be called from any thread or a signal
 /// handler's io callback.
 class vnfsd {
  public:
