@@ -161,13 +161,14 @@ struct vnfsd::impl {
 
   server_state state;
   dispatcher disp;
-  asio::io_context io;
   // The other network threads' io_contexts (server_options::network_threads), each run by
-  // one thread from run(); declared before the listener, so they outlive its connections.
+  // one thread from run(); declared before `io` and the listener, so they outlive both: a
+  // pending accept in `io` holds a socket of one of them.
   std::vector<std::unique_ptr<asio::io_context>> net_io;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> net_work;
   std::vector<std::thread> net_threads;
   std::size_t next_net = 0;  // round robin over io and net_io
+  asio::io_context io;
   asio::thread_pool pool;
   asio::steady_timer reaper;
   asio::signal_set signals;
