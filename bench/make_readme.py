@@ -443,6 +443,50 @@ def heavy_load(res, w):
     w("")
 
 
+def round2(res, w):
+    """Issue 18 (performance round 2): its figures before and after, each from its JSON in
+    bench/results/ (NAME-before.json from the binaries of before the change, NAME.json after)."""
+    cr, cr0 = load(os.path.join(res, "compound_rate.json")), load(os.path.join(res, "compound_rate-before.json"))
+    one, one0 = load(os.path.join(res, "cli_single.json")), load(os.path.join(res, "cli_single-before.json"))
+    if not (cr and cr0) and not (one and one0):
+        return
+    w("## Issue 18: before and after\n")
+    if cr and cr0:
+        def rate(doc, server, wl, n):
+            for r in doc["results"]:
+                if (r["server"], r["workload"], r["connections"]) == (server, wl, n):
+                    return r["compounds_per_second"]
+            return None
+        w("vnfsd's COMPOUNDs per second (bench/compound_rate: SEQUENCE, PUTFH and GETATTR or a 4 KiB READ, one "
+          "request in flight per connection, vnfsd --threads 4), before: the vnfsd of before the change "
+          "(`VNFSD_BIN=OLD/vnfsd build/default/bench/compound_rate --out bench/results/compound_rate-before.json`), "
+          "after: this build's, with NFS-Ganesha in the same run "
+          "(`build/default/bench/compound_rate --out bench/results/compound_rate.json`). The goal: at least 1.5 x "
+          "Ganesha's.\n")
+        w("| workload | connections | vnfsd before | vnfsd after | Ganesha (same run as after) | after / Ganesha |")
+        w("|---|---|---|---|---|---|")
+        for r in cr["results"]:
+            if r["server"] != "vnfsd":
+                continue
+            wl, n = r["workload"], r["connections"]
+            before, g = rate(cr0, "vnfsd", wl, n), rate(cr, "ganesha", wl, n)
+            w(f"| {wl} | {n} | {before:.0f} | {r['compounds_per_second']:.0f} | "
+              f"{g:.0f} | {r['compounds_per_second'] / g:.2f} |" if before and g else
+              f"| {wl} | {n} | - | {r['compounds_per_second']:.0f} | - | - |")
+        w("")
+    if one and one0:
+        w("Single-file commands on vnfsd: COMPOUNDs and operations of `vnfs --stats cat` and `vnfs --stats stat` "
+          "of one 1 KiB file, session set-up included (the teardown's two COMPOUNDs come after the line is "
+          "printed): `bash bench/cli_single.sh`, before with `VNFS_BIN` and `VNFSD_BIN` naming the binaries of "
+          "before the change.\n")
+        w("| command | COMPOUNDs before | after | operations before | after |")
+        w("|---|---|---|---|---|")
+        for r, r0 in zip(one["results"], one0["results"]):
+            w(f"| {r['command']} | {r0['stats']['compounds']} | {r['stats']['compounds']} | "
+              f"{r0['stats']['ops']} | {r['stats']['ops']} |")
+        w("")
+
+
 def main():
     res = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
     dst = sys.argv[2] if len(sys.argv) > 2 else "bench/README.md"
@@ -640,6 +684,7 @@ def main():
     bdb_fig7(res, w)
     tpie_fig5(res, w)
     heavy_load(res, w)
+    round2(res, w)
     for mode in ("quick", "full"):
         times = os.path.join(res, f"run_times-{mode}.txt")
         if os.path.exists(times):

@@ -15,6 +15,13 @@ struct server_options {
   std::string listen_host = "127.0.0.1";
   std::uint16_t listen_port = 2049;  ///< 0: pick a free port
   unsigned threads = 4;              ///< workers that execute COMPOUNDs (file-system calls)
+  /// Threads that run the TCP connections (reads, writes, the calls quick enough to execute
+  /// there), each connection on one of them, round robin; run()'s caller is the first.
+  unsigned network_threads = 2;
+  /// After its last piece of work, a network thread keeps looking for more (without
+  /// sleeping, but yielding to threads ready to run) this long before it blocks: a client's
+  /// next call, or a worker's reply, then costs no wake-up. 0: block at once.
+  std::chrono::microseconds network_poll{50};
   std::chrono::seconds lease{90};    ///< idle clients are expired after this
   bool root_squash = false;          ///< AUTH_SYS uid 0 acts as nobody
   /// RPC-over-RDMA listener beside TCP: provider "cma" or "verbs", empty for none.

@@ -6,11 +6,14 @@
 #include <string>
 #include <optional>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
 
 #include "server/dispatcher.hpp"
+#include "server/inline_calls.hpp"
 #include "server/server_state.hpp"
 #include "transport/rdma/fabric.hpp"
 #include "transport/rdma/rpc_server.hpp"
@@ -29,6 +32,10 @@ struct vnfsd::impl {
         reaper(io),
         signals(io) {
     const auto& o = state.options;
+    for (unsigned i = 1; i < o.network_threads; ++i) {
+      net_io.push_back(std::make_unique<asio::io_context>(1));
+      net_work.push_back(asio::make_work_guard(*net_io.back()));
+    }
     try {
       // Names (localhost) resolve to their first address; numeric addresses stay as given.
       asio::ip::tcp::resolver resolver(io);
@@ -79,6 +86,10 @@ struct vnfsd::impl {
     t.idle_timeout = o.idle_timeout;
     t.max_in_flight = o.max_requests_in_flight;
     t.on_refused = [this](const asio::ip::tcp::endpoint& peer) { log_refused(peer); };
+    t.connection_executor = [this]() -> asio::any_io_executor {  // called by one accept at a time
+      const std::size_t i = next_net++ % (net_io.size() + 1);
+      return i == 0 ? io.get_executor() : net_io[i - 1]->get_executor();
+    };
     return t;
   }
 
@@ -121,15 +132,21 @@ struct vnfsd::impl {
     return e.address().to_string() + ":" + std::to_string(e.port());
   }
 
+  // A call that cannot block long (inline_calls.hpp) runs here, on the network thread that
+  // received it, and its reply is written from here too: no hand-off to a worker and back.
+  // Everything else goes to the workers.
   void dispatch(std::shared_ptr<connection> c, std::vector<std::byte> record) {
-    asio::post(pool, [this, c = std::move(c), record = std::move(record)]() mutable {
-      std::optional<rpc_reply> r = disp.handle(record);
-      if (!r) {
-        c->close();  // not an RPC call: nothing sensible can follow on this stream
-        return;
-      }
-      c->send(std::move(r->msg), std::move(r->keepalive));
-    });
+    if (runs_inline(record)) return execute(*c, record);
+    asio::post(pool, [this, c = std::move(c), record = std::move(record)] { execute(*c, record); });
+  }
+
+  void execute(connection& c, std::span<const std::byte> record) {
+    std::optional<rpc_reply> r = disp.handle(record);
+    if (!r) {
+      c.close();  // not an RPC call: nothing sensible can follow on this stream
+      return;
+    }
+    c.send(std::move(r->msg), std::move(r->keepalive));
   }
 
   void schedule_reaper() {
@@ -144,6 +161,13 @@ struct vnfsd::impl {
 
   server_state state;
   dispatcher disp;
+  // The other network threads' io_contexts (server_options::network_threads), each run by
+  // one thread from run(); declared before `io` and the listener, so they outlive both: a
+  // pending accept in `io` holds a socket of one of them.
+  std::vector<std::unique_ptr<asio::io_context>> net_io;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> net_work;
+  std::vector<std::thread> net_threads;
+  std::size_t next_net = 0;  // round robin over io and net_io
   asio::io_context io;
   asio::thread_pool pool;
   asio::steady_timer reaper;
@@ -188,15 +212,47 @@ void vnfsd::stop_on_signals() {
   });
 }
 
+namespace {
+
+/// Runs `ctx` until it is stopped or out of work. With `poll` > 0, after each piece of work
+/// it keeps polling (non-blocking) for up to `poll` before it blocks for the next one,
+/// yielding the core between polls to any other thread that is ready to run (the clients
+/// of a loaded machine), so polling only takes time nothing else wants.
+void run_polling(asio::io_context& ctx, std::chrono::microseconds poll) {
+  if (poll.count() <= 0) {
+    ctx.run();
+    return;
+  }
+  using clock = std::chrono::steady_clock;
+  for (;;) {
+    const auto until = clock::now() + poll;
+    bool found = false;
+    while (!found && !ctx.stopped() && clock::now() < until) {
+      found = ctx.poll() > 0;
+      if (!found) std::this_thread::yield();
+    }
+    if (ctx.stopped()) return;
+    if (!found && ctx.run_one() == 0) return;
+  }
+}
+
+}  // namespace
+
 void vnfsd::run() {
-  impl_->schedule_reaper();
-  impl_->io.run();
+  auto& m = *impl_;
+  m.schedule_reaper();
+  const auto poll = m.state.options.network_poll;
+  for (auto& n : m.net_io) m.net_threads.emplace_back([n = n.get(), poll] { run_polling(*n, poll); });
+  run_polling(m.io, poll);
+  for (auto& t : m.net_threads) t.join();  // stop() stopped their io_contexts too
+  m.net_threads.clear();
 }
 
 void vnfsd::stop() {
   impl_->listener->stop();
   if (impl_->rdma_listener) impl_->rdma_listener->stop();
   impl_->io.stop();
+  for (auto& n : impl_->net_io) n->stop();
 }
 
 }  // namespace vnfs::server

@@ -12,8 +12,12 @@ namespace vnfs::server {
 /// An NFSv4.1 server over TCP, and optionally RPC-over-RDMA, for one export.
 ///
 /// Threading: run() drives the network on the calling thread (accepts, reads, writes, RDMA
-/// transfers — never a file-system call); COMPOUNDs execute on `options.threads` worker threads, so slow disk
-/// work never stalls other connections. stop() may be called from any thread or a signal
+/// transfers) and on `options.network_threads - 1` more that it starts and joins: each TCP
+/// connection runs on one of them. A network thread also executes the TCP calls that cannot
+/// block long (small read-only COMPOUNDs, inline_calls.hpp) and writes their replies at
+/// once; every other COMPOUND executes on `options.threads` worker threads, so slow disk
+/// work never stalls other connections. A network thread polls for `options.network_poll`
+/// after its last piece of work before it sleeps. stop() may be called from any thread or a signal
 /// handler's io callback.
 class vnfsd {
  public:

@@ -185,15 +185,26 @@ void run_cat(command_context& ctx, const arguments& a) {
     vnfs::client* cp = connect_or_report(ctx, loc);
     if (!cp) continue;
     vnfs::client& c = *cp;
-    std::vector<vopen_item> open(1);
-    open[0].path = loc.path;
-    open[0].flags = O_RDONLY;
-    vresult r = c.vopen(open);
+    // The first piece is read by path (the call opens, reads and closes the file): a file
+    // that fits in it costs one COMPOUND. A longer one is then opened and read on.
+    std::vector<vio> first;
+    first.emplace_back(vfile(loc.path), 0, std::span<std::byte>(buffer.data(), piece));
+    vresult r = c.vread(first);
     if (!r.ok()) {
       report(failure("cannot open", loc.text, r.error));
       continue;
     }
-    std::uint64_t offset = 0;
+    out(std::string_view(reinterpret_cast<const char*>(buffer.data()), first[0].bytes));
+    if (first[0].bytes < piece) continue;
+    std::vector<vopen_item> open(1);
+    open[0].path = loc.path;
+    open[0].flags = O_RDONLY;
+    r = c.vopen(open);
+    if (!r.ok()) {
+      report(failure("cannot open", loc.text, r.error));
+      continue;
+    }
+    std::uint64_t offset = piece;
     bool eof = false;
     while (!eof) {
       std::vector<vio> ios;

@@ -113,7 +113,12 @@ bool connection::send(xdr::encoder&& msg, std::shared_ptr<const void> keepalive)
     if (writing_) return true;
     writing_ = true;
   }
-  asio::post(strand_, [self = shared_from_this()] { self->write_next(); });
+  // On the strand (a reply made by the thread that received the call) the write starts at
+  // once; from elsewhere it is handed to the strand.
+  if (strand_.running_in_this_thread())
+    write_next();
+  else
+    asio::post(strand_, [self = shared_from_this()] { self->write_next(); });
   return true;
 }
 

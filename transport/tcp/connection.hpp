@@ -39,8 +39,9 @@ struct connection_stats {
 /// last operation has completed. All socket work runs on the connection's own strand, so
 /// an io_context may be run by several threads.
 ///
-/// Handlers run on that strand and must not block: a server posts the work elsewhere and
-/// answers later through send(), which any thread may call.
+/// Handlers run on that strand and must not block long: a server posts slow work elsewhere
+/// and answers later through send(), which any thread may call. A reply sent from the
+/// record handler itself starts to be written before send() returns.
 class connection : public std::enable_shared_from_this<connection> {
  public:
   /// Receives each complete record, in arrival order. If it throws, the connection closes.

@@ -15,8 +15,9 @@ struct server::impl : std::enable_shared_from_this<impl> {
 
   // Every acceptor operation happens under mu: stop() may come from any thread.
   void accept_next() {
-    acceptor.async_accept([self = shared_from_this()](const boost::system::error_code& ec,
-                                                      asio::ip::tcp::socket socket) { self->on_accept(ec, std::move(socket)); });
+    auto ex = opts.connection_executor ? opts.connection_executor() : acceptor.get_executor();
+    acceptor.async_accept(ex, [self = shared_from_this()](const boost::system::error_code& ec,
+                                                          asio::ip::tcp::socket socket) { self->on_accept(ec, std::move(socket)); });
   }
 
   void on_accept(const boost::system::error_code& ec, asio::ip::tcp::socket socket) {

@@ -18,7 +18,8 @@ namespace vnfs::transport::tcp {
 /// Listens on one endpoint and runs a connection per client.
 ///
 /// on_record runs on the io thread (the connection's strand) for every complete record and
-/// must not block: post the work to a pool and reply with connection::send. A connection
+/// must not block long: post slow work to a pool and reply with connection::send (a quick
+/// call may be answered from on_record itself, without a hand-off). A connection
 /// that sends an oversize record, or fails, is closed alone; the others carry on.
 class server {
  public:
@@ -35,6 +36,10 @@ class server {
     std::size_t max_in_flight = 0;
     /// Called (on the io thread) with the peer of each connection refused by max_connections.
     std::function<void(const asio::ip::tcp::endpoint&)> on_refused;
+    /// Where each accepted connection runs (its socket, strand and handlers), asked once per
+    /// connection, e.g. round robin over several io_contexts each run by its own thread.
+    /// Empty: the listener's io_context.
+    std::function<asio::any_io_executor()> connection_executor;
   };
   using record_handler = connection::record_handler;
   using close_handler = connection::close_handler;

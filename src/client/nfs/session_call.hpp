@@ -32,6 +32,9 @@ struct session_call {
   std::vector<std::shared_ptr<transport::registered_region>> registered;  // regions the payloads lie in
   bool cachethis = false;  // ask the server to cache the reply (calls that must not run twice)
   bool sequenced = true;
+  /// ops[1] is the RECLAIM_COMPLETE of a new client ID, put there by the engine (the
+  /// caller's operations follow it); its result is taken out before `done` sees the reply.
+  bool carries_reclaim_complete = false;
   std::chrono::milliseconds grace_wait{0};            // the last back-off after NFS4ERR_GRACE (none yet: 0)
   std::chrono::steady_clock::time_point grace_since{};  // the first NFS4ERR_GRACE
   std::uint32_t slot = 0;

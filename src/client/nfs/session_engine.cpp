@@ -53,7 +53,7 @@ void session_engine::impl::write_next() {
 /// Assigns free slots to waiting calls.
 void session_engine::impl::pump() {
   if (!have_session || recovering || closing || reclaiming) return;
-  while (!waiting.empty() && pump_front()) {
+  while (!waiting.empty() && !reclaiming && pump_front()) {
   }
 }
 
@@ -63,6 +63,13 @@ bool session_engine::impl::pump_front() {
   if (!s) return false;
   auto c = std::move(waiting.front());
   waiting.pop_front();
+  if (reclaim_complete_due && !attach_reclaim_complete(*c)) {
+    // No room for it: RECLAIM_COMPLETE goes alone, before c.
+    slots.release(*s);
+    waiting.push_front(std::move(c));
+    reclaim_complete(nullptr);
+    return false;
+  }
   c->slot = *s;
   // Replies to non-idempotent calls may be needed for a retransmission; the others are
   // sent again as new requests (NFS4ERR_RETRY_UNCACHED_REP in finish_sequenced).
@@ -161,6 +168,11 @@ void session_engine::impl::finish_sequenced(std::unique_ptr<session_call> c, std
   }
   if (!ec && seq->status == nfsstat4::NFS4_OK) {
     slots.completed(c->slot, seq->resok4.sr_sequenceid, seq->resok4.sr_target_highest_slotid);
+    if (c->carries_reclaim_complete && !detach_reclaim_complete(*c, reply)) {
+      slots.release(c->slot);
+      waiting.push_front(std::move(c));
+      return pump();
+    }
     const std::uint32_t slot = c->slot;
     if (retry_in_grace(c, reply)) {
       slots.release(slot);
@@ -168,6 +180,7 @@ void session_engine::impl::finish_sequenced(std::unique_ptr<session_call> c, std
     }
   }
   slots.release(c->slot);
+  if (c->carries_reclaim_complete) reclaiming = false;  // it failed with the call: nothing waits on it
   c->done(ec, reply);
   pump();
 }

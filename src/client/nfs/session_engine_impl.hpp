@@ -71,6 +71,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   std::uint32_t ops_cap = UINT32_MAX;  // operations per COMPOUND the server really takes (limits_mu)
   std::error_code last_error;       // of the lost connection, for what fails after retries
   bool reclaiming = false;  // reclaims or RECLAIM_COMPLETE of a new client ID in flight: others wait
+  bool reclaim_complete_due = false;  // a new client ID's RECLAIM_COMPLETE rides on the next COMPOUND
   bool state_lost = false;  // the last EXCHANGE_ID made a new client record: reclaim the opens
   open_reclaims opens;
   std::list<std::unique_ptr<session_call>> in_grace;  // waiting out a server's grace period (retry_in_grace)
@@ -110,6 +111,14 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   /// through it answers as before (NFS4ERR_STALE_STATEID and kin).
   void reclaim_opens(std::vector<open_reclaims::open> todo, std::size_t i, std::promise<void>* ready);
   void reclaim_complete(std::promise<void>* ready);
+  /// Puts the due RECLAIM_COMPLETE into `c` after its SEQUENCE, when the session's operation
+  /// limit leaves room (false: it does not, and the caller sends it alone first). Later
+  /// calls wait for the reply.
+  bool attach_reclaim_complete(session_call& c);
+  /// For a call that carried RECLAIM_COMPLETE and whose SEQUENCE succeeded: takes that
+  /// result out of `reply`. False when it failed (the caller's operations did not run): the
+  /// call is then sent again without it.
+  bool detach_reclaim_complete(session_call& c, compound_reply& reply);
   void session_failed(std::error_code ec, std::promise<void>* ready);
   void schedule_renewal();
   /// DESTROY_SESSION then DESTROY_CLIENTID (at close), then `finished`.

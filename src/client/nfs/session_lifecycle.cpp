@@ -88,7 +88,15 @@ void session_engine::impl::reclaim_opens(std::vector<open_reclaims::open> todo, 
 /// server in its grace period refuses non-reclaim OPENs with NFS4ERR_GRACE (RFC 8881
 /// §18.51.3). Other calls wait until its reply; its status does not matter
 /// (NFS4ERR_COMPLETE_ALREADY after a session-only recovery).
+///
+/// At session set-up (`ready` given) it costs no round trip of its own: the session is ready
+/// at once, and RECLAIM_COMPLETE rides on the first COMPOUND sent (attach_reclaim_complete).
 void session_engine::impl::reclaim_complete(std::promise<void>* ready) {
+  if (ready) {
+    reclaim_complete_due = true;
+    ready->set_value();
+    return pump();
+  }
   auto c = std::make_unique<session_call>();
   c->ops = {nfs4::nfs_argop4{}, nfs4::RECLAIM_COMPLETE4args{false}};
   c->done = [self = shared_from_this(), ready](std::error_code, compound_reply&) {
@@ -98,6 +106,27 @@ void session_engine::impl::reclaim_complete(std::promise<void>* ready) {
   reclaiming = true;
   waiting.push_front(std::move(c));
   pump_front();
+}
+
+bool session_engine::impl::attach_reclaim_complete(session_call& c) {
+  reclaim_complete_due = false;
+  if (c.ops.size() + 1 > fore.ca_maxoperations) return false;
+  c.ops.insert(c.ops.begin() + 1, nfs4::RECLAIM_COMPLETE4args{false});
+  c.carries_reclaim_complete = true;
+  reclaiming = true;
+  return true;
+}
+
+bool session_engine::impl::detach_reclaim_complete(session_call& c, compound_reply& reply) {
+  c.carries_reclaim_complete = false;
+  c.ops.erase(c.ops.begin() + 1);
+  reclaiming = false;
+  auto& results = reply.res.resarray;
+  const auto* rc = results.size() > 1 ? std::get_if<nfs4::RECLAIM_COMPLETE4res>(&results[1]) : nullptr;
+  if (rc == nullptr || rc->status != nfsstat4::NFS4_OK) return false;
+  results.erase(results.begin() + 1);
+  if (reply.placed.size() > 1) reply.placed.erase(reply.placed.begin() + 1);
+  return true;
 }
 
 void session_engine::impl::session_failed(std::error_code ec, std::promise<void>* ready) {

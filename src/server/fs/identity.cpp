@@ -36,17 +36,19 @@ scoped_identity::scoped_identity(uid_t uid, gid_t gid, std::span<const gid_t> gr
   groups_changed_ = !std::equal(groups.begin(), groups.end(), prev_groups_.begin(), prev_groups_.end());
   if (groups_changed_ && thread_setgroups(groups.size(), groups.data()) != 0)
     throw std::system_error(errno, std::system_category(), "scoped_identity: setgroups");
-  if (gid != prev_gid_) ::setfsgid(gid);
-  if (uid != prev_uid_) ::setfsuid(uid);
-  if (current_fsuid() != uid || current_fsgid() != gid) {
+  gid_changed_ = gid != prev_gid_;
+  uid_changed_ = uid != prev_uid_;
+  if (gid_changed_) ::setfsgid(gid);
+  if (uid_changed_) ::setfsuid(uid);
+  if ((uid_changed_ && current_fsuid() != uid) || (gid_changed_ && current_fsgid() != gid)) {
     restore();
     throw std::system_error(EPERM, std::system_category(), "scoped_identity: setfsuid/setfsgid");
   }
 }
 
 void scoped_identity::restore() noexcept {
-  ::setfsuid(prev_uid_);
-  ::setfsgid(prev_gid_);
+  if (uid_changed_) ::setfsuid(prev_uid_);
+  if (gid_changed_) ::setfsgid(prev_gid_);
   if (groups_changed_) thread_setgroups(prev_groups_.size(), prev_groups_.data());
 }
 

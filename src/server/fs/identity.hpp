@@ -35,7 +35,11 @@ class scoped_identity {
   uid_t prev_uid_;
   gid_t prev_gid_;
   std::vector<gid_t> prev_groups_;
+  // What the constructor changed, and so what restore() puts back (no system call for the
+  // rest: a thread that already acts as the caller pays only the queries).
   bool groups_changed_ = false;
+  bool uid_changed_ = false;
+  bool gid_changed_ = false;
 };
 
 /// Temporarily gives the calling thread the process's root file-system identity (fsuid 0,

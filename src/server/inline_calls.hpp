@@ -1,0 +1,27 @@
+// vnfsd: which RPC calls the network thread may execute itself, without a worker hand-off.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace vnfs::server {
+
+/// The most operations an inline COMPOUND may hold, so that one cannot occupy the network
+/// thread for long.
+inline constexpr std::size_t max_inline_operations = 16;
+/// The largest READ an inline COMPOUND may ask for.
+inline constexpr std::size_t max_inline_read = 64 * 1024;
+
+/// True when `record` is an RPC call that the thread which received it may execute at once
+/// (vnfsd's TCP network thread): the NULL procedure, or a COMPOUND of at most
+/// max_inline_operations operations that only read in-memory state or file-system metadata
+/// the kernel usually has cached (SEQUENCE, PUTFH, PUTROOTFH, GETFH, SAVEFH, RESTOREFH,
+/// GETATTR, ACCESS, LOOKUP, LOOKUPP) or READ at most max_inline_read bytes. Such a call never
+/// waits for another request, a transaction's isolation lock held by a commit aside, nor
+/// writes anything; a cold cache can still make it wait for the disk once.
+///
+/// False for everything else, including records that do not decode: the workers execute
+/// those, and the dispatcher gives them their proper replies.
+bool runs_inline(std::span<const std::byte> record);
+
+}  // namespace vnfs::server
