@@ -132,6 +132,8 @@ struct dir_stream {
   bool eof = false;
 };
 
+class transaction;
+
 class client {
  public:
   /// Connects to nfs://HOST[:PORT]/PATH (TCP, port 2049 by default) or file:///PATH.
@@ -540,6 +542,10 @@ class client {
   detail::backend& backend() const { return *backend_; }
 
  private:
+  // ---- vnfs::transaction (include/vnfs/transaction.hpp) makes its view client from a
+  // backend and uses the completion-token helpers below.
+  friend class transaction;
+
   explicit client(std::unique_ptr<detail::backend> b);
 
   /// What associated_executor names for a handler that has no executor of its own.

@@ -30,8 +30,8 @@ struct session_call {
   std::vector<std::shared_ptr<registration>> registered;  // regions the payloads lie in
   bool cachethis = false;  // ask the server to cache the reply (calls that must not run twice)
   bool sequenced = true;
-  std::chrono::milliseconds grace_wait{0};            // the last back-off after NFS4ERR_GRACE (none yet: 0)
-  std::chrono::steady_clock::time_point grace_since{};  // the first NFS4ERR_GRACE
+  std::chrono::milliseconds grace_wait{0};            // the last back-off after NFS4ERR_GRACE or DELAY (none yet: 0)
+  std::chrono::steady_clock::time_point grace_since{};  // the first NFS4ERR_GRACE or DELAY
   std::uint32_t slot = 0;
   std::uint32_t xid = 0;
   std::shared_ptr<xdr::encoder> request;  // RPC call; references WRITE data (zero-copy)
