@@ -62,10 +62,12 @@ class transaction {
   /// The client whose vectorized calls (vopen .. vscopy, vcopy, ensure_directory,
   /// remove_tree, in every form) run inside this transaction; memory registered with the
   /// client it began from works in it. Its scalar calls (open, read, mkdir, ...) fail with
-  /// errc::bad_argument. After the first failing item of a call inside, the server has
-  /// rolled the whole transaction back: that call's vresult names the item and its error
-  /// (the call's items that ran are errc::rolled_back), and every later call fails with
-  /// errc::transaction_aborted without running. Throws std::logic_error if not begun.
+  /// errc::bad_argument. When an item of a call inside fails after its COMPOUND changed
+  /// something, the server rolls the whole transaction back: that call's vresult names the
+  /// item and its error (the call's items that ran are errc::rolled_back), state() is
+  /// aborted, and every later call fails with errc::transaction_aborted without running. A
+  /// failure that changed nothing (a lookup of a missing name) leaves the transaction open.
+  /// Throws std::logic_error if not begun.
   client& view();
 
   /// Ends the transaction. commit(): {} when committed (every change on stable storage);

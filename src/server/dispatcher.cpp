@@ -121,6 +121,8 @@ class compound_run {
   enum class holding { none, shared, single, open } holding_ = holding::none;
   std::unique_ptr<txn::transaction> single_;  ///< holding::single: its transaction
   bool commit_at_end_ = false;                ///< holding::open: TXN_COMMIT
+  std::size_t records_at_start_ = 0;          ///< holding::open: the journal's size before this COMPOUND
+  nfs4::txn_outcome4 outcome_ = nfs4::txn_outcome4::TXN_NONE;  ///< holding::open: how it stands after
 };
 
 nfs4::VNFS_TXN4res compound_run::start_transaction(const nfs4::VNFS_TXN4args& a, std::uint32_t numops) {
@@ -149,10 +151,13 @@ nfs4::VNFS_TXN4res compound_run::start_transaction(const nfs4::VNFS_TXN4args& a,
       if (res.status != nfsstat4::NFS4_OK) return res;
       holding_ = holding::open;
       commit_at_end_ = action == txn_action4::TXN_COMMIT;
+      records_at_start_ = ctx_.txn->records();
+      res.outcome = static_cast<std::uint32_t>(nfs4::txn_outcome4::TXN_OPEN);
       if (action == txn_action4::TXN_ABORT) {
         holding_ = holding::none;
         ctx_.txn = nullptr;
         res.status = m.leave_open(txn::manager::ending::abort);
+        res.outcome = static_cast<std::uint32_t>(nfs4::txn_outcome4::TXN_ABORTED);
       }
       return res;
     case txn_action4::TXN_STATUS:
@@ -170,8 +175,17 @@ nfsstat4 compound_run::end_transaction(nfsstat4 status) {
   if (holding_ == holding::single) {
     ended = state_.txns.end_single(std::move(single_), ok);
   } else if (holding_ == holding::open) {
+    // A failure rolls the transaction back if this COMPOUND changed anything; one that
+    // changed nothing leaves it as it was.
     using ending = txn::manager::ending;
-    ended = state_.txns.leave_open(!ok ? ending::abort : commit_at_end_ ? ending::commit : ending::keep);
+    const ending e = !ok ? (ctx_.txn->records() != records_at_start_ ? ending::abort : ending::keep)
+                     : commit_at_end_ ? ending::commit
+                                      : ending::keep;
+    ended = state_.txns.leave_open(e);
+    using nfs4::txn_outcome4;
+    outcome_ = e == ending::keep ? txn_outcome4::TXN_OPEN
+               : e == ending::commit && ended == nfsstat4::NFS4_OK ? txn_outcome4::TXN_COMMITTED
+                                                                  : txn_outcome4::TXN_ABORTED;
   }
   ctx_.txn = nullptr;
   holding_ = holding::none;
@@ -393,11 +407,13 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
     if (ctx_.txn) ctx_.txn->after_operation();
   }
   if (holding_ == holding::single || holding_ == holding::open) {
+    const bool open = holding_ == holding::open;
     nfsstat4 ended = end_transaction(status);
     if (ended != status) {  // the commit failed: VNFS_TXN's result and the COMPOUND say why
       body.patch_u32(txn_status_at, static_cast<std::uint32_t>(ended));
       status = ended;
     }
+    if (open) body.patch_u32(txn_status_at + 4, static_cast<std::uint32_t>(outcome_));  // how it stands now
   }
   release_lock();
   body.patch_u32(status_at, static_cast<std::uint32_t>(status));

@@ -344,8 +344,9 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
         // rolled back, by a failure elsewhere or by the server.
         join->st = txn_link::aborted;
         stop = true;
-      } else if (r.res.status != nfsstat4::NFS4_OK) {  // an item failed: the server rolled back
-        join->st = txn_link::aborted;
+      } else if (const auto* t = std::get_if<VNFS_TXN4res>(&res[1]);
+                 t && t->outcome == static_cast<std::uint32_t>(txn_outcome4::TXN_ABORTED)) {
+        join->st = txn_link::aborted;  // an item failed after this COMPOUND changed something: all undone
       }
     }
     if (!ec && atomic) {

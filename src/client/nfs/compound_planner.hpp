@@ -110,9 +110,11 @@ struct planned_item {
 /// errc::transaction_too_large before anything is sent.
 ///
 /// With `join` (vnfs::transaction), every COMPOUND joins that open transaction (VNFS_TXN
-/// TXN_JOIN after SEQUENCE). A failing item rolls the whole transaction back on the server:
-/// the call's items that ran are then errc::rolled_back, and `join` is marked aborted. A
-/// call started after that, or a COMPOUND the server refuses to join, runs nothing
+/// TXN_JOIN after SEQUENCE). A failing item whose COMPOUND changed something rolls the
+/// whole transaction back on the server (VNFS_TXN's outcome says TXN_ABORTED): the call's
+/// items that ran are then errc::rolled_back, and `join` is marked aborted. (One whose
+/// COMPOUND changed nothing, e.g. a lookup of a missing name, fails alone.) A call started
+/// after that, or a COMPOUND the server refuses to join, runs nothing
 /// (errc::transaction_aborted).
 void run_planned(session_engine& engine, const nfs4::nfs_fh4& root, std::size_t window_bytes,
                  std::vector<planned_item> items, std::size_t n_owners, vresult* out, done_fn done,
