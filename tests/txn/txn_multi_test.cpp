@@ -7,6 +7,8 @@
 
 #include <sys/stat.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -332,4 +334,77 @@ TEST_CASE("a crash at any point of a multi-COMPOUND transaction: before or after
     ++crashes;
   }
   CHECK(crashes > 10);
+}
+
+namespace {
+
+constexpr int accounts = 4, start_balance = 1000, width = 16;
+
+std::string balance_text(long v) {
+  std::string s = std::to_string(v);
+  return std::string(width - s.size(), '0') + s;
+}
+
+/// Reads every account in one vread (one COMPOUND) through `c`; returns the balances.
+std::vector<long> read_accounts(client& c) {
+  std::vector<std::array<char, width>> buf(accounts);
+  std::vector<vio> rd;
+  for (int i = 0; i < accounts; ++i)
+    rd.emplace_back(vfile("acc" + std::to_string(i)), 0,
+                    std::span<std::byte>(std::as_writable_bytes(std::span(buf[static_cast<std::size_t>(i)]))));
+  vresult r = c.vread(rd);
+  REQUIRE(r.ok());
+  std::vector<long> v;
+  for (auto& b : buf) v.push_back(std::stol(std::string(b.data(), b.size())));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("isolation: 8 clients transfer between accounts in transactions, readers always see the same sum",
+          "[txn][multi][isolation]") {
+  client_env env(target::vnfsd);
+  for (int i = 0; i < accounts; ++i) write_local(env / ("acc" + std::to_string(i)), balance_text(start_balance));
+  constexpr int writers = 8, transfers = 12, readers = 2, reads = 40;
+  std::atomic<int> bad_sums{0}, committed{0}, reads_done{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < writers; ++w) {
+    threads.emplace_back([&, w] {
+      client c = client::connect(env.url());
+      for (int k = 0; k < transfers; ++k) {
+        const int from = (w + k) % accounts, to = (w + k + 1 + k % 3) % accounts;
+        const long amount = 1 + (w * 7 + k) % 50;
+        transaction t = transaction::begin(c);
+        std::vector<long> v = read_accounts(t.view());  // inside: read, then write
+        v[static_cast<std::size_t>(from)] -= amount;
+        v[static_cast<std::size_t>(to)] += amount;
+        std::vector<std::string> text{balance_text(v[static_cast<std::size_t>(from)]),
+                                      balance_text(v[static_cast<std::size_t>(to)])};
+        std::vector<vio> wr;
+        wr.emplace_back(vfile("acc" + std::to_string(from)), 0, std::as_bytes(std::span(text[0])));
+        wr.emplace_back(vfile("acc" + std::to_string(to)), 0, std::as_bytes(std::span(text[1])));
+        if (!t.view().vwrite(wr).ok()) continue;
+        if (!t.commit()) ++committed;
+      }
+    });
+  }
+  for (int r = 0; r < readers; ++r) {
+    threads.emplace_back([&] {
+      client c = client::connect(env.url());
+      for (int k = 0; k < reads; ++k) {
+        std::vector<long> v = read_accounts(c);  // outside any transaction
+        long sum = 0;
+        for (long x : v) sum += x;
+        if (sum != accounts * start_balance) ++bad_sums;
+        ++reads_done;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(committed == writers * transfers);  // serialized, none lost
+  CHECK(reads_done == readers * reads);
+  CHECK(bad_sums == 0);
+  long sum = 0;
+  for (long x : read_accounts(env.c())) sum += x;
+  CHECK(sum == accounts * start_balance);
 }
