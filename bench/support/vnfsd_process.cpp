@@ -127,6 +127,11 @@ bool vnfsd_process::try_start(std::string& failure) {
   }
 }
 
+void vnfsd_process::start(std::vector<std::string> extra_args) {
+  opts_.extra_args = std::move(extra_args);
+  start();
+}
+
 void vnfsd_process::start() {
   if (running()) throw process_error("vnfsd_process::start: already running (pid " + std::to_string(pid()) + ")");
   // A restart asks for the port of the previous run; the old listening socket may take a

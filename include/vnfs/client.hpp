@@ -137,6 +137,8 @@ struct dir_stream {
   bool eof = false;
 };
 
+class transaction;
+
 class client {
  public:
   /// Connects to nfs://HOST[:PORT]/PATH (TCP, port 2049 by default) or file:///PATH.
@@ -302,6 +304,7 @@ class client {
  private:
   friend struct detail::internals;  // the library's access (src/client/internals.hpp)
   explicit client(std::unique_ptr<detail::backend> b, boost::asio::any_io_executor executor);
+  friend class transaction;  // makes its view client from a backend (include/vnfs/transaction.hpp)
 
   std::unique_ptr<detail::backend> backend_;
   /// client_options::executor: where token-form handlers without an executor of their own run.

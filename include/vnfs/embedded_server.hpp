@@ -74,6 +74,9 @@ struct server_options {
   /// For crash tests only: the server process exits abruptly (_exit(86)) at its Nth
   /// transaction crash point (docs/transactions.md lists them); 0: never.
   unsigned txn_crash_at = 0;
+  /// How long a multi-COMPOUND transaction may stay open (from its begin); an older one is
+  /// rolled back, as is one whose client's lease expires.
+  std::chrono::seconds txn_max_age{120};
 };
 
 /// An NFSv4.1 server (vnfsd) for one export, in this process.

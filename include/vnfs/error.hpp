@@ -26,8 +26,16 @@ enum class errc {
   /// because a later item failed.
   rolled_back,
   /// client_options::atomic_vectors: the call needs more than one COMPOUND (operations,
-  /// request or reply size), which transactions do not span yet; nothing was sent.
+  /// request or reply size), which single-COMPOUND transactions cannot span (a
+  /// vnfs::transaction can); nothing was sent.
   transaction_too_large,
+  /// vnfs::transaction: it was rolled back (an item of an earlier call inside it failed,
+  /// abort(), or the server ended it: its client's lease expired or it grew too old); the
+  /// call ran nothing, or commit() committed nothing.
+  transaction_aborted,
+  /// vnfs::transaction::commit: the connection died while the commit was in flight and the
+  /// server could not be asked since; transaction::resolve() asks again.
+  outcome_unknown,
 };
 
 const std::error_category& category() noexcept;

@@ -5,12 +5,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "client/internals.hpp"  // backends make files and read slices' registrations through it
+#include "client/txn_link.hpp"
 #include "vnfs/client.hpp"
+#include "vnfs/error.hpp"
 #include "vnfs/vattrs.hpp"
 #include "vnfs/vcopy.hpp"
 #include "vnfs/vio.hpp"
@@ -96,6 +99,24 @@ class backend {
   /// Server-side copy. The default fails every item with NFS4ERR_NOTSUPP (the caller then
   /// copies through the client with vread/vwrite).
   virtual void vscopy(std::span<vcopy_item> items, vresult* out, done_fn done);
+
+  // ---- Transactions spanning COMPOUNDs (vnfs::transaction, docs/transactions.md). The
+  // defaults: errc::transactions_unsupported (file://).
+  /// Sends VNFS_TXN `action` (nfs4::txn_action4: TXN_BEGIN, TXN_COMMIT, TXN_ABORT,
+  /// TXN_STATUS) for `txnid` alone in a COMPOUND; *outcome gets TXN_STATUS's answer
+  /// (nfs4::txn_outcome4), or txn_outcome_unanswered when no answer arrived. A server
+  /// without the extension: errc::transactions_unsupported.
+  virtual void txn_control(std::uint32_t action, std::uint64_t txnid, std::uint32_t* outcome, done_fn done) {
+    (void)action, (void)txnid, (void)outcome;
+    done(make_error_code(errc::transactions_unsupported), 0);
+  }
+  /// A backend whose vectorized calls run in the open transaction `link` (their COMPOUNDs
+  /// join it); its scalar calls fail with errc::bad_argument. It shares this backend's
+  /// session, which must outlive it; null where there are no transactions.
+  virtual std::unique_ptr<backend> txn_view(std::shared_ptr<txn_link> link) {
+    (void)link;
+    return nullptr;
+  }
 
   /// Ends the session (or stops the workers); in-flight operations complete first or with
   /// errc::closed. Blocks until done. Idempotent.

@@ -23,6 +23,8 @@ class vnfs_category final : public std::error_category {
       case errc::transactions_unsupported: return "the server does not support transactions";
       case errc::rolled_back: return "rolled back (a later item of the transaction failed)";
       case errc::transaction_too_large: return "transaction too large for one COMPOUND";
+      case errc::transaction_aborted: return "the transaction was rolled back";
+      case errc::outcome_unknown: return "the transaction's outcome is unknown (the connection died during commit)";
     }
     return "unknown vnfs error " + std::to_string(v);
   }

@@ -78,7 +78,12 @@ class compound_run {
   }
   /// A COMPOUND that ended by an exception still frees its slot (uncached), so the client
   /// can go on with the next sequence id.
-  ~compound_run() { finish_slot(nullptr); }
+  /// A transaction it ran in is rolled back, the export lock released.
+  ~compound_run() {
+    if (holding_ == holding::single || holding_ == holding::open) end_transaction(nfsstat4::NFS4ERR_SERVERFAULT);
+    release_lock();
+    finish_slot(nullptr);
+  }
 
   /// Encodes COMPOUND4res into `body` (the cached one for a replay); memory that results
   /// reference is handed over in `keepalive`.
@@ -94,58 +99,97 @@ class compound_run {
                      std::vector<std::byte>& replay);
   nfs4::nfs_resop4 execute(const nfs4::nfs_argop4& op);
   void finish_slot(const xdr::encoder* reply);
-  /// VNFS_TXN right after SEQUENCE: takes the isolation lock exclusively and begins the
-  /// transaction the rest of the COMPOUND runs in.
-  nfs4::VNFS_TXN4res begin_transaction(const nfs4::VNFS_TXN4args& a);
-  /// After the last operation: commits if `status` is NFS4_OK, else rolls back. Returns the
-  /// COMPOUND's final status (a failed commit rolls back and reports its error).
+  /// VNFS_TXN right after SEQUENCE: begins, joins or ends a transaction (docs/transactions.md);
+  /// on NFS4_OK with `rest` true, the rest of the COMPOUND runs in ctx_.txn.
+  nfs4::VNFS_TXN4res start_transaction(const nfs4::VNFS_TXN4args& a, std::uint32_t numops);
+  /// After the last operation: commits, keeps open or rolls back the transaction this
+  /// COMPOUND ran in (`status` NFS4_OK or not). Returns the COMPOUND's final status (a
+  /// failed commit rolls back and reports its error).
   nfsstat4 end_transaction(nfsstat4 status);
+  /// Leaves the export lock if held shared.
+  void release_lock() {
+    if (holding_ == holding::shared) state_.txns.leave_shared();
+    holding_ = holding::none;
+  }
 
   server_state& state_;
   compound_context ctx_;
   std::size_t request_size_;
   slot* slot_ = nullptr;
   bool cachethis_ = false;
-  // Isolation (txn::manager): a transaction holds the lock exclusively, any other COMPOUND
-  // shared. Declared before txn_, so the lock is released after the transaction ended.
-  std::unique_lock<std::shared_mutex> exclusive_;
-  std::shared_lock<std::shared_mutex> shared_;
-  std::unique_ptr<txn::transaction> txn_;
+  // Isolation (txn::manager's export lock): how this COMPOUND holds it.
+  enum class holding { none, shared, single, open } holding_ = holding::none;
+  std::unique_ptr<txn::transaction> single_;  ///< holding::single: its transaction
+  bool commit_at_end_ = false;                ///< holding::open: TXN_COMMIT
+  std::size_t records_at_start_ = 0;          ///< holding::open: the journal's size before this COMPOUND
+  nfs4::txn_outcome4 outcome_ = nfs4::txn_outcome4::TXN_NONE;  ///< holding::open: how it stands after
 };
 
-nfs4::VNFS_TXN4res compound_run::begin_transaction(const nfs4::VNFS_TXN4args& a) {
+nfs4::VNFS_TXN4res compound_run::start_transaction(const nfs4::VNFS_TXN4args& a, std::uint32_t numops) {
+  using nfs4::txn_action4;
   nfs4::VNFS_TXN4res res;
-  if (a.action != static_cast<std::uint32_t>(nfs4::txn_action4::TXN_ONE_COMPOUND) || a.flags != 0) {
-    res.status = nfsstat4::NFS4ERR_INVAL;
-    return res;
+  res.status = nfsstat4::NFS4ERR_INVAL;
+  if (a.flags != 0) return res;
+  txn::manager& m = state_.txns;
+  const auto action = static_cast<txn_action4>(a.action);
+  const bool alone = numops == 2;
+  switch (action) {
+    case txn_action4::TXN_ONE_COMPOUND:
+      res.status = m.begin_single(ctx_.clientid, a.txnid, single_);
+      if (res.status == nfsstat4::NFS4_OK) {
+        holding_ = holding::single;
+        ctx_.txn = single_.get();
+      }
+      return res;
+    case txn_action4::TXN_BEGIN:
+    case txn_action4::TXN_JOIN:
+    case txn_action4::TXN_COMMIT:
+    case txn_action4::TXN_ABORT:
+      if (action == txn_action4::TXN_ABORT && !alone) return res;
+      res.status = action == txn_action4::TXN_BEGIN ? m.begin_open(ctx_.clientid, a.txnid, ctx_.txn)
+                                                    : m.join_open(ctx_.clientid, a.txnid, ctx_.txn);
+      if (res.status != nfsstat4::NFS4_OK) return res;
+      holding_ = holding::open;
+      commit_at_end_ = action == txn_action4::TXN_COMMIT;
+      records_at_start_ = ctx_.txn->records();
+      res.outcome = static_cast<std::uint32_t>(nfs4::txn_outcome4::TXN_OPEN);
+      if (action == txn_action4::TXN_ABORT) {
+        holding_ = holding::none;
+        ctx_.txn = nullptr;
+        res.status = m.leave_open(txn::manager::ending::abort);
+        res.outcome = static_cast<std::uint32_t>(nfs4::txn_outcome4::TXN_ABORTED);
+      }
+      return res;
+    case txn_action4::TXN_STATUS:
+      if (!alone) return res;
+      res.status = nfsstat4::NFS4_OK;
+      res.outcome = static_cast<std::uint32_t>(m.outcome_of(a.txnid));
+      return res;
   }
-  exclusive_ = state_.txns.lock_exclusive();
-  std::error_code ec;
-  txn_ = state_.txns.begin(ctx_.clientid, a.txnid, ec);
-  if (ec) {
-    exclusive_.unlock();
-    res.status = to_nfsstat(ec);
-    return res;
-  }
-  ctx_.txn = txn_.get();
-  res.status = nfsstat4::NFS4_OK;
   return res;
 }
 
 nfsstat4 compound_run::end_transaction(nfsstat4 status) {
-  if (status == nfsstat4::NFS4_OK) {
-    if (std::error_code ec = txn_->commit()) {
-      txn_->rollback();
-      status = to_nfsstat(ec);
-      if (status == nfsstat4::NFS4_OK) status = nfsstat4::NFS4ERR_IO;
-    }
-  } else {
-    txn_->rollback();
+  const bool ok = status == nfsstat4::NFS4_OK;
+  nfsstat4 ended = nfsstat4::NFS4_OK;
+  if (holding_ == holding::single) {
+    ended = state_.txns.end_single(std::move(single_), ok);
+  } else if (holding_ == holding::open) {
+    // A failure rolls the transaction back if this COMPOUND changed anything; one that
+    // changed nothing leaves it as it was.
+    using ending = txn::manager::ending;
+    const ending e = !ok ? (ctx_.txn->records() != records_at_start_ ? ending::abort : ending::keep)
+                     : commit_at_end_ ? ending::commit
+                                      : ending::keep;
+    ended = state_.txns.leave_open(e);
+    using nfs4::txn_outcome4;
+    outcome_ = e == ending::keep ? txn_outcome4::TXN_OPEN
+               : e == ending::commit && ended == nfsstat4::NFS4_OK ? txn_outcome4::TXN_COMMITTED
+                                                                  : txn_outcome4::TXN_ABORTED;
   }
   ctx_.txn = nullptr;
-  txn_.reset();
-  exclusive_.unlock();
-  return status;
+  holding_ = holding::none;
+  return ok ? ended : status;
 }
 
 compound_run::admission compound_run::sequence(const nfs4::SEQUENCE4args& a,
@@ -331,10 +375,18 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
     if (i == 1 && ctx_.sess) {
       if (txn_op) {
         txn_status_at = body.size() + 4;  // after the result's opnum
-        add_result(begin_transaction(std::get<nfs4::VNFS_TXN4args>(op)));
+        add_result(start_transaction(std::get<nfs4::VNFS_TXN4args>(op), hdr.numops));
         continue;
       }
-      shared_ = state_.txns.lock_shared();
+      // Nothing of this COMPOUND has run yet: NFS4ERR_DELAY while a transaction is open.
+      // RECLAIM_COMPLETE (a client's session set-up) touches no file: it takes no lock.
+      if (opnum != nfs_opnum4::OP_RECLAIM_COMPLETE) {
+        if (nfsstat4 s = state_.txns.enter_shared(); s != nfsstat4::NFS4_OK) {
+          add_result(nfs4::make_result(opnum, s));
+          break;
+        }
+        holding_ = holding::shared;
+      }
     }
     if (hdr.minorversion < 2 && is_v42_only(opnum)) {
       add_result(nfs4::ILLEGAL4res{nfsstat4::NFS4ERR_OP_ILLEGAL});
@@ -352,16 +404,18 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
       break;
     }
     add(e, nfs4::status_of(r));
-    if (txn_) txn_->after_operation();
+    if (ctx_.txn) ctx_.txn->after_operation();
   }
-  if (txn_) {
+  if (holding_ == holding::single || holding_ == holding::open) {
+    const bool open = holding_ == holding::open;
     nfsstat4 ended = end_transaction(status);
     if (ended != status) {  // the commit failed: VNFS_TXN's result and the COMPOUND say why
       body.patch_u32(txn_status_at, static_cast<std::uint32_t>(ended));
       status = ended;
     }
+    if (open) body.patch_u32(txn_status_at + 4, static_cast<std::uint32_t>(outcome_));  // how it stands now
   }
-  shared_ = {};
+  release_lock();
   body.patch_u32(status_at, static_cast<std::uint32_t>(status));
   body.patch_u32(count_at, count);
   keepalive = std::move(ctx_.keepalive);

@@ -53,6 +53,7 @@ server::server_options vnfsd_options(const server_options& o) {
   s.transactions = o.transactions;
   s.txn_max_backup_bytes = o.txn_max_backup_bytes;
   s.txn_crash_at = o.txn_crash_at;
+  s.txn_max_age = o.txn_max_age;
   return s;
 }
 

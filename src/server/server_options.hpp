@@ -32,6 +32,7 @@ struct server_options {
   bool transactions = true;
   std::uint64_t txn_max_backup_bytes = std::uint64_t(1) << 30;
   unsigned txn_crash_at = 0;
+  std::chrono::seconds txn_max_age{120};
 
   // Recovery after a restart (RFC 8881 §8.4.2; docs/server_state.md).
   /// Where the stable client records live (client_records). Empty: `recovery_name` in the

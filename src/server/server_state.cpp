@@ -37,9 +37,13 @@ server_state::server_state(server_options opts)
       boot_id(random_value<std::uint32_t>()),
       write_verifier(random_value<nfs4::verifier4>()),
       recovery_in_export(options.recovery_dir.empty()),
-      clients(options, boot_id, [this](nfs4::clientid4 id) { opens.release_client(id); },
+      clients(options, boot_id, [this](nfs4::clientid4 id) {
+                opens.release_client(id);
+                txns.client_gone(id);
+              },
               client_records(recovery_dir_of(options))),
       txns(exp, options.transactions,
-           txn::limits{.max_backup_bytes = options.txn_max_backup_bytes, .crash_at = options.txn_crash_at}) {}
+           txn::limits{.max_backup_bytes = options.txn_max_backup_bytes, .crash_at = options.txn_crash_at,
+                       .max_age = options.txn_max_age}) {}
 
 }  // namespace vnfs::server

@@ -155,6 +155,9 @@ struct vnfsd::impl {
     reaper.async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
       state.clients.expire_idle(std::chrono::steady_clock::now());
+      // An open transaction whose client went or that is too old: rolled back on a worker
+      // (file-system work never runs on this thread).
+      asio::post(pool, [this] { state.txns.reap(); });
       schedule_reaper();
     });
   }

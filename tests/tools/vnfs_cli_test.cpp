@@ -77,7 +77,7 @@ TEST_CASE("vnfs --help and COMMAND --help describe the commands and exit 0") {
   CHECK(r.err.empty());
   CHECK(r.out.rfind("Usage: vnfs [--stats] [--scalar] COMMAND [ARGS...]\n", 0) == 0);
   for (const char* c : {"ls [-l] [-R] [-A] LOCATION", "stat LOCATION...", "cat LOCATION...", "get LOCATION LOCAL",
-                        "put LOCAL LOCATION", "cp [-r] SRC DST", "mv SRC DST", "rm [-r] [-f] LOCATION...",
+                        "put LOCAL LOCATION", "cp [-r] [--atomic] SRC DST", "mv SRC DST", "rm [-r] [-f] LOCATION...",
                         "mkdir [-p] LOCATION...", "ln [-s] TARGET LOCATION", "--stats", "--scalar", "nfs+rdma://"})
     CHECK(r.out.find(c) != std::string::npos);
   for (const char* c : {"ls", "stat", "cat", "get", "put", "cp", "mv", "rm", "mkdir", "ln"}) {

@@ -370,3 +370,62 @@ TEST_CASE("vnfs tar over RPC-over-RDMA (nfs+rdma://, cma provider)") {
   shell("bsdtar -xpf " + quoted(b) + " -C " + quoted((local / "bsd").string()));
   check_tree(local / "in", local / "bsd");
 }
+
+TEST_CASE("vnfs tar -x --atomic and cp -r --atomic: the tree appears whole or not at all") {
+  temp_dir exp, local;
+  make_tree(local / "in");
+  vnfsd_process server(exp.path());
+  const std::string gnu = (local / "gnu.tar").string();
+  shell("tar --format=pax -cf " + quoted(gnu) + " -C " + quoted((local / "in").string()) + " t");
+  run_result r = vnfs_cli({"tar", "-x", "--atomic", "-f", gnu, url(server, "whole")});
+  CHECK(r.err == "");
+  REQUIRE(r.code == 0);
+  check_tree(local / "in", exp / "whole");
+  r = vnfs_cli({"cp", "-r", "--atomic", (local / "in").string(), url(server, "copied")});
+  CHECK(r.err == "");
+  REQUIRE(r.code == 0);
+  CHECK(tree_signature(exp / "copied/t") == tree_signature(local / "in/t"));  // cp copies hard links as files
+  // On one server: the reads of SRC run inside the transaction too.
+  r = vnfs_cli({"cp", "-r", "--atomic", url(server, "copied/t"), url(server, "again")});
+  CHECK(r.err == "");
+  REQUIRE(r.code == 0);
+  CHECK(tree_signature(exp / "again") == tree_signature(local / "in/t"));
+
+  // A damaged archive: the entries before the damage were written inside the transaction,
+  // which is rolled back: nothing is left, not even the destination directory.
+  fs::create_directory(local / "src");
+  shell("set -e; cd " + quoted((local / "src").string()) +
+        "; printf 'first' > a; head -c 3000000 /dev/urandom > big; printf 'third' > c");
+  const std::string whole = (local / "w.tar").string(), cut = (local / "cut.tar").string();
+  shell("tar -cf " + quoted(whole) + " -C " + quoted((local / "src").string()) + " a big c");
+  shell("head -c 2000000 " + quoted(whole) + " > " + quoted(cut));
+  r = vnfs_cli({"tar", "-x", "--atomic", "-f", cut, url(server, "x")});
+  CHECK(r.err == "vnfs: tar: " + url(server, "x") + ": archive damaged in 'big': Truncated tar archive\n");
+  CHECK(r.code == 1);
+  CHECK_FALSE(fs::exists(exp / "x"));
+
+  r = vnfs_cli({"tar", "-c", "--atomic", "-f", cut, url(server, "whole")});
+  CHECK(r.err.find("tar: --atomic goes with -x") != std::string::npos);
+  CHECK(r.code == 2);
+  r = vnfs_cli({"tar", "--help"});
+  CHECK(r.out.find("--atomic with -x: extract as one transaction") != std::string::npos);
+  r = vnfs_cli({"cp", "--help"});
+  CHECK(r.out.find("--atomic   make the copy one transaction") != std::string::npos);
+}
+
+TEST_CASE("vnfs tar -x --atomic and cp -r --atomic against NFS-Ganesha: refused before anything changes") {
+  ganesha_process ganesha;
+  temp_dir local;
+  make_tree(local / "in");
+  const std::string base = "nfs://127.0.0.1:" + std::to_string(ganesha.port()) + ganesha.pseudo_path() + "/";
+  const std::string a = (local / "gnu.tar").string();
+  shell("tar --format=pax -cf " + quoted(a) + " -C " + quoted((local / "in").string()) + " t");
+  run_result r = vnfs_cli({"tar", "-x", "--atomic", "-f", a, base + "x"});
+  CHECK(r.err == "vnfs: tar: --atomic: the server does not support vnfs transactions; nothing was changed\n");
+  CHECK(r.code == 1);
+  CHECK_FALSE(fs::exists(ganesha.export_dir() / "x"));
+  r = vnfs_cli({"cp", "-r", "--atomic", (local / "in").string(), base + "y"});
+  CHECK(r.err == "vnfs: cp: --atomic: the server does not support vnfs transactions; nothing was changed\n");
+  CHECK(r.code == 1);
+  CHECK_FALSE(fs::exists(ganesha.export_dir() / "y"));
+}

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "atomic_run.hpp"
 #include "commands.hpp"
 #include "diagnostics.hpp"
 #include "output.hpp"
@@ -47,8 +48,10 @@ void run_tar(command_context& ctx, const arguments& a) {
   int filters = a.has('z') + a.has('J') + a.has('Z');
   if (filters > 1) throw usage_error("tar: give at most one of -z, -J and --zstd");
   if (extract && filters) throw usage_error("tar: -z, -J and --zstd go with -c (-x detects the compression)");
+  if (create && a.has('@')) throw usage_error("tar: --atomic goes with -x");
   const std::string& name = a.operands[0];
   location loc = parse_location(a.operands[1]);
+  if (a.has('@') && loc.local) throw usage_error("tar: --atomic needs an nfs:// LOCATION");
   vnfs::client& c = ctx.pool.at(loc);
   try {
     if (create) {
@@ -78,7 +81,10 @@ void run_tar(command_context& ctx, const arguments& a) {
       archive::extract_options o;
       o.progress = std::ref(feed);
       o.restore_owner = ::geteuid() == 0;  // as GNU tar: owners for root only
-      archive::extract_archive(c, loc.path, fd, o);
+      if (a.has('@'))
+        run_atomic(c, "tar", [&](vnfs::client& inside) { archive::extract_archive(inside, loc.path, fd, o); });
+      else
+        archive::extract_archive(c, loc.path, fd, o);
     }
   } catch (const archive::archive_error& e) {
     throw command_error("tar: " + loc.text + ": " + e.what());

@@ -1,4 +1,5 @@
 // vnfs command line: the commands that move data — get, put, cp, mv.
+#include "atomic_run.hpp"
 #include "commands.hpp"
 #include "diagnostics.hpp"
 #include "tree_copy.hpp"
@@ -14,7 +15,7 @@ bool inside(const std::string& path, const std::string& dir) {
 
 /// cp, get and put: copies SRC to DST (or into DST when it is a directory).
 void copy_command(command_context& ctx, const location& src, const location& dst, bool recursive,
-                  const std::string& directory_refusal) {
+                  const std::string& directory_refusal, bool atomic = false) {
   vnfs::client& sc = ctx.pool.at(src);
   vnfs::client& dc = ctx.pool.at(dst);
   std::error_code ec;
@@ -28,7 +29,12 @@ void copy_command(command_context& ctx, const location& src, const location& dst
   if (same && s.type == file_type::directory && inside(target.path, src.path))
     throw command_error("cannot copy a directory, '" + src.text + "', into itself, '" + target.text + "'");
   progress bar("copying");
-  copy_tree({&sc, src, &dc, target, same}, s, bar);
+  if (!atomic) return copy_tree({&sc, src, &dc, target, same}, s, bar);
+  // Reads of SRC through another client of the same server would wait for the transaction.
+  if (dst.local) throw usage_error("cp: --atomic needs an nfs:// destination");
+  if (!same && !src.local)
+    throw usage_error("cp: --atomic: SRC must be local or under the same nfs:// URL as DST");
+  run_atomic(dc, "cp", [&](vnfs::client& inside) { copy_tree({same ? &inside : &sc, src, &inside, target, same}, s, bar); });
 }
 
 }  // namespace
@@ -50,7 +56,8 @@ void run_put(command_context& ctx, const arguments& a) {
 void run_cp(command_context& ctx, const arguments& a) {
   location src = parse_location(a.operands[0]);
   location dst = parse_location(a.operands[1]);
-  copy_command(ctx, src, dst, a.has('r') || a.has('R'), "-r not specified; omitting directory '" + src.text + "'");
+  copy_command(ctx, src, dst, a.has('r') || a.has('R'), "-r not specified; omitting directory '" + src.text + "'",
+               a.has('@'));
 }
 
 void run_mv(command_context& ctx, const arguments& a) {

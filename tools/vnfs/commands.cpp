@@ -38,7 +38,7 @@ const std::vector<command>& command_table() {
        "Copies the local file (or symlink) LOCAL to LOCATION; into it when LOCATION is an\n"
        "existing directory. As cp without -r.\n",
        "", 2, 2, run_put},
-      {"cp", "[-r] SRC DST", "copy a file or a tree between any two locations",
+      {"cp", "[-r] [--atomic] SRC DST", "copy a file or a tree between any two locations",
        "Copies SRC to DST, or into DST when DST is an existing directory. SRC and DST may be\n"
        "on any servers or local. The data moves in batches of vectorized reads and writes\n"
        "(at most 64 MiB in memory at once); when both are on one server, the server copies\n"
@@ -48,8 +48,14 @@ const std::vector<command>& command_table() {
        "the server keeps them). Symlinks are copied as symlinks, never followed.\n"
        "Copying onto an existing directory merges into it; existing files are overwritten.\n"
        "\n"
-       "  -r, -R   copy directories recursively\n",
-       "rR", 2, 2, run_cp},
+       "  -r, -R     copy directories recursively\n"
+       "  --atomic   make the copy one transaction on DST's server (vnfsd): it appears\n"
+       "             whole or not at all, and nobody sees it before it is complete. SRC\n"
+       "             must be local or under the same nfs:// URL as DST. A server without\n"
+       "             transactions (e.g. NFS-Ganesha) is refused before anything changes. The\n"
+       "             server holds its export for the transaction and rolls back one that\n"
+       "             runs longer than its limit (vnfsd --txn-max-age, 120 s by default).\n",
+       "rR", 2, 2, run_cp, "atomic=@"},
       {"mv", "SRC DST", "move or rename",
        "Renames SRC to DST (or into DST when DST is an existing directory). Between two\n"
        "servers, or a server and a local path, copies as cp -r does and then removes SRC.\n",
@@ -73,7 +79,7 @@ const std::vector<command>& command_table() {
        "\n"
        "  -s   make a symbolic link\n",
        "s", 2, 2, run_ln},
-      {"tar", "-c [-z|-J|--zstd] -f ARCHIVE LOCATION | -x -f ARCHIVE LOCATION",
+      {"tar", "-c [-z|-J|--zstd] -f ARCHIVE LOCATION | -x [--atomic] -f ARCHIVE LOCATION",
        "archive a directory, or extract an archive into one",
        "With -c, writes an archive of everything under the directory LOCATION (names\n"
        "relative to it, as 'tar -C LOCATION -c' of its entries) to ARCHIVE in POSIX pax\n"
@@ -100,8 +106,15 @@ const std::vector<command>& command_table() {
        "  -f       ARCHIVE is the first operand (required)\n"
        "  -z       with -c: compress with gzip\n"
        "  -J       with -c: compress with xz\n"
-       "  --zstd   with -c: compress with zstd\n",
-       "cxfzJ", 2, 2, run_tar, "zstd=Z"},
+       "  --zstd   with -c: compress with zstd\n"
+       "  --atomic with -x: extract as one transaction on the server (vnfsd): the tree\n"
+       "           appears whole or not at all (a damaged archive or a failing entry leaves\n"
+       "           nothing behind), and nobody sees it before it is complete. A server\n"
+       "           without transactions (e.g. NFS-Ganesha) is refused before anything\n"
+       "           changes. The server holds its export for the transaction and rolls back\n"
+       "           one that runs longer than its limit (vnfsd --txn-max-age, 120 s by\n"
+       "           default).\n",
+       "cxfzJ", 2, 2, run_tar, "zstd=Z,atomic=@"},
   };
   return table;
 }

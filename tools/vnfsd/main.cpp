@@ -111,6 +111,8 @@ int main(int argc, char** argv) {
       ("no-transactions", "refuse transactional COMPOUNDs as a server without the extension does")
       ("txn-max-backup-mib", po::value<std::uint64_t>()->value_name("MIB"),
        "backups one transaction may make (default 1024)")
+      ("txn-max-age", po::value<unsigned>()->value_name("SECONDS"),
+       "how long a transaction spanning COMPOUNDs may stay open (default 120)")
       ("txn-crash-at", po::value(&opts.txn_crash_at)->value_name("N"),
        "for crash tests: exit abruptly at the Nth transaction crash point");
   try {
@@ -152,6 +154,11 @@ int main(int argc, char** argv) {
       opts.recovery_dir = recovery_dir;
     }
     opts.transactions = vm.count("no-transactions") == 0;
+    if (vm.count("txn-max-age")) {
+      unsigned s = vm["txn-max-age"].as<unsigned>();
+      if (s == 0 || s > 86400) throw po::error("--txn-max-age must be 1..86400");
+      opts.txn_max_age = std::chrono::seconds(s);
+    }
     if (vm.count("txn-max-backup-mib")) {
       std::uint64_t mib = vm["txn-max-backup-mib"].as<std::uint64_t>();
       if (mib == 0 || mib > (std::uint64_t(1) << 30)) throw po::error("--txn-max-backup-mib must be 1..2^30");

@@ -15,6 +15,29 @@ enum class txn_action4 : std::uint32_t {
   /// Run the rest of this COMPOUND as one transaction: committed if every operation after
   /// VNFS_TXN succeeds, rolled back otherwise. Only right after SEQUENCE.
   TXN_ONE_COMPOUND = 1,
+  /// Open a transaction named `txnid` that later COMPOUNDs join; the rest of this COMPOUND
+  /// runs in it. It stays open after the COMPOUND unless an operation failed (then it is
+  /// rolled back whole). Only right after SEQUENCE.
+  TXN_BEGIN = 2,
+  /// The rest of this COMPOUND runs in the open transaction `txnid`; a failing operation
+  /// rolls the whole transaction back. Only right after SEQUENCE.
+  TXN_JOIN = 3,
+  /// As TXN_JOIN, then commits the transaction after the COMPOUND's last operation.
+  TXN_COMMIT = 4,
+  /// Rolls the open transaction `txnid` back. Only as the last operation, right after SEQUENCE.
+  TXN_ABORT = 5,
+  /// Answers the outcome of transaction `txnid` (VNFS_TXN4res::outcome). Only as the last
+  /// operation, right after SEQUENCE; it takes no part in any transaction.
+  TXN_STATUS = 6,
+};
+
+/// VNFS_TXN4res::outcome: what TXN_STATUS found; TXN_NONE for every other action.
+enum class txn_outcome4 : std::uint32_t {
+  TXN_NONE = 0,
+  TXN_OPEN = 1,       ///< open: neither committed nor rolled back yet
+  TXN_COMMITTED = 2,
+  TXN_ABORTED = 3,    ///< rolled back (an operation failed, abort, expiry, or a crash)
+  TXN_UNKNOWN = 4,    ///< not in the server's outcome log (never begun, or forgotten)
 };
 
 struct VNFS_TXN4args {
@@ -27,13 +50,14 @@ struct VNFS_TXN4args {
   bool operator==(const VNFS_TXN4args&) const = default;
 };
 
-/// NFS4_OK: the transaction began. A server that could not commit what ran after it
-/// rewrites this status afterwards (the COMPOUND's status then says the same); see
-/// docs/transactions.md.
+/// NFS4_OK: the transaction began (or was joined). A server that could not commit what ran
+/// after it rewrites this status afterwards (the COMPOUND's status then says the same); see
+/// docs/transactions.md. Fixed size: `outcome` is present whatever the status.
 struct VNFS_TXN4res {
   static constexpr nfs_opnum4 opnum = nfs_opnum4::OP_VNFS_TXN;
   nfsstat4 status{};
-  VNFS_XDR_FIELDS(status)
+  std::uint32_t outcome{};  ///< txn_outcome4
+  VNFS_XDR_FIELDS(status, outcome)
   bool operator==(const VNFS_TXN4res&) const = default;
 };
 

@@ -272,6 +272,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
   /// A transaction (run_planned's `atomic`): its one COMPOUND begins with VNFS_TXN.
   bool atomic = false;
   std::uint64_t txnid = 0;
+  std::shared_ptr<txn_link> join;  ///< run_planned's `join`: every COMPOUND joins it
   std::error_code refused;        ///< the transaction did not begin: nothing ran
   std::error_code commit_failed;  ///< every item ran, then the commit failed: all undone
 
@@ -321,6 +322,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
     registered_regions registered;
     bool any_target = false;
     if (atomic) ops.push_back(VNFS_TXN4args{static_cast<std::uint32_t>(txn_action4::TXN_ONE_COMPOUND), txnid, 0});
+    if (join) ops.push_back(VNFS_TXN4args{static_cast<std::uint32_t>(txn_action4::TXN_JOIN), join->txnid, 0});
     for (auto& o : c->ops) {
       ops.push_back(o.op);  // kept: a refused COMPOUND is packed again
       if (std::holds_alternative<READ4args>(o.op)) {
@@ -345,7 +347,20 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
     }
     if (!ec && (res.empty() || status_of(res[0]) != nfsstat4::NFS4_OK))
       ec = res.empty() ? std::error_code(r.res.status) : std::error_code(status_of(res[0]));
-    const std::size_t first = atomic ? 2 : 1;  // results of c.ops start here
+    const std::size_t first = atomic || join ? 2 : 1;  // results of c.ops start here
+    if (!ec && join) {
+      if (res.size() < 2) {
+        ec = make_error_code(errc::protocol_error);
+      } else if (status_of(res[1]) != nfsstat4::NFS4_OK) {
+        // Not joined: nothing of it ran (its items stay not_executed); the transaction was
+        // rolled back, by a failure elsewhere or by the server.
+        join->st = txn_link::aborted;
+        stop = true;
+      } else if (const auto* t = std::get_if<VNFS_TXN4res>(&res[1]);
+                 t && t->outcome == static_cast<std::uint32_t>(txn_outcome4::TXN_ABORTED)) {
+        join->st = txn_link::aborted;  // an item failed after this COMPOUND changed something: all undone
+      }
+    }
     if (!ec && atomic) {
       const nfsstat4 s = res.size() < 2 ? nfsstat4::NFS4ERR_SERVERFAULT : status_of(res[1]);
       if (res.size() >= 2 && (opnum_of(res[1]) == nfs_opnum4::OP_ILLEGAL || s == nfsstat4::NFS4ERR_OP_ILLEGAL ||
@@ -358,7 +373,8 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
       else if (s != nfsstat4::NFS4_OK)
         commit_failed = std::error_code(s);  // its operations ran, the commit did not
     }
-    if (atomic && refused) {
+    if (stop) {
+    } else if (atomic && refused) {
       stop = true;
     } else if (ec && atomic) {
       refused = ec;  // nothing executed, or the outcome is unknown (the connection died)
@@ -483,12 +499,13 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
       out->error = refused;
       return done(out->error, 0);
     }
-    const bool aborted = atomic && (commit_failed || std::find(failed.begin(), failed.end(), true) != failed.end());
+    const bool aborted = (atomic && (commit_failed || std::find(failed.begin(), failed.end(), true) != failed.end())) ||
+                         (join && join->st == txn_link::aborted);
     for (std::size_t o = 0; o < out->status.size(); ++o)
       if (!failed[o] && (no_ops[o] || (planned_ops[o] > 0 && ok_ops[o] == planned_ops[o])))
         out->status[o] = aborted ? make_error_code(errc::rolled_back) : std::error_code();
     finish_result(*out);
-    if (aborted && !out->error) out->error = commit_failed;
+    if (aborted && !out->error) out->error = atomic ? commit_failed : make_error_code(errc::transaction_aborted);
     done(out->error, out->ok_count);
   }
 };
@@ -510,8 +527,12 @@ std::uint32_t max_transfer(const channel_attrs4& limits, bool reading) {
 }
 
 void run_planned(session_engine& engine, const nfs_fh4& root, std::size_t window_bytes, std::vector<planned_item> items,
-                 std::size_t n_owners, vresult* out, done_fn done, bool atomic) {
+                 std::size_t n_owners, vresult* out, done_fn done, bool atomic, std::shared_ptr<txn_link> join) {
   reset_result(*out, n_owners);
+  if (join && join->st != txn_link::open) {  // nothing runs in a transaction that ended
+    out->error = make_error_code(join->st == txn_link::aborted ? errc::transaction_aborted : errc::closed);
+    return done(out->error, 0);
+  }
   auto run = std::make_shared<plan_run>();
   run->engine = &engine;
   run->root = root;
@@ -521,11 +542,12 @@ void run_planned(session_engine& engine, const nfs_fh4& root, std::size_t window
   run->planned_ops.assign(n_owners, 0);
   run->ok_ops.assign(n_owners, 0);
   run->failed.assign(n_owners, false);
+  run->join = std::move(join);
   run->no_ops.assign(n_owners, false);
   channel_attrs4 limits = engine.limits();
-  if (atomic) {  // room for VNFS_TXN
-    run->atomic = true;
-    run->txnid = next_txnid();
+  if (atomic || run->join) {  // room for VNFS_TXN
+    run->atomic = atomic;
+    run->txnid = atomic ? next_txnid() : 0;
     limits.ca_maxoperations = limits.ca_maxoperations > 1 ? limits.ca_maxoperations - 1 : 0;
     limits.ca_maxrequestsize = limits.ca_maxrequestsize > 32 ? limits.ca_maxrequestsize - 32 : 0;
   }

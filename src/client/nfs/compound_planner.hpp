@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "client/nfs/session_engine.hpp"
+#include "client/txn_link.hpp"
 #include "client/result_size.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/vresult.hpp"
@@ -114,9 +115,17 @@ struct planned_item {
 /// whose first operation after SEQUENCE is VNFS_TXN, with the outcomes of
 /// client_options::atomic_vectors. Items that need more than one COMPOUND are refused with
 /// errc::transaction_too_large before anything is sent.
+///
+/// With `join` (vnfs::transaction), every COMPOUND joins that open transaction (VNFS_TXN
+/// TXN_JOIN after SEQUENCE). A failing item whose COMPOUND changed something rolls the
+/// whole transaction back on the server (VNFS_TXN's outcome says TXN_ABORTED): the call's
+/// items that ran are then errc::rolled_back, and `join` is marked aborted. (One whose
+/// COMPOUND changed nothing, e.g. a lookup of a missing name, fails alone.) A call started
+/// after that, or a COMPOUND the server refuses to join, runs nothing
+/// (errc::transaction_aborted).
 void run_planned(session_engine& engine, const nfs4::nfs_fh4& root, std::size_t window_bytes,
                  std::vector<planned_item> items, std::size_t n_owners, vresult* out, done_fn done,
-                 bool atomic = false);
+                 bool atomic = false, std::shared_ptr<txn_link> join = nullptr);
 
 /// Largest READ or WRITE payload one operation moves under the session's limits (at most
 /// max_io, leaving room for the rest of the COMPOUND).

@@ -228,11 +228,11 @@ void compound_vectors::io(std::span<vio> items, bool writing, vresult* out, done
   }
   close_group();
   if (writing) return run_mutating(std::move(plan), items.size(), out, std::move(done));
-  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done), false, join_);
 }
 
 void compound_vectors::run_mutating(std::vector<planned_item> plan, std::size_t n, vresult* out, done_fn done) {
-  run_planned(engine_, root_, window_bytes_, std::move(plan), n, out, std::move(done), atomic_);
+  run_planned(engine_, root_, window_bytes_, std::move(plan), n, out, std::move(done), atomic_, join_);
 }
 
 void compound_vectors::vread(std::span<vio> items, vresult* out, done_fn done) { io(items, false, out, std::move(done)); }
@@ -266,7 +266,7 @@ void compound_vectors::vgetattrs(std::span<vattr> items, vresult* out, done_fn d
       }));
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done), false, join_);
 }
 
 void compound_vectors::vsetattrs(std::span<const vattr> items, vresult* out, done_fn done) {
@@ -362,7 +362,7 @@ void compound_vectors::vreadlink(std::span<const std::string> paths, std::string
     }));
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), paths.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), paths.size(), out, std::move(done), false, join_);
 }
 
 void compound_vectors::vremove(std::span<const std::string> paths, vresult* out, done_fn done) {
@@ -434,7 +434,7 @@ void compound_vectors::vopen(std::span<vopen_item> items, vresult* out, done_fn 
     it.needs_cache = true;  // a second OPEN would be a second open state
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done), false, join_);
 }
 
 void compound_vectors::vclose(std::span<const file> files, vresult* out, done_fn done) {
@@ -460,7 +460,7 @@ void compound_vectors::vclose(std::span<const file> files, vresult* out, done_fn
     it.needs_cache = true;
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), files.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), files.size(), out, std::move(done), false, join_);
 }
 
 // ---- listings
@@ -494,7 +494,7 @@ void compound_vectors::vreaddir(std::span<dir_stream* const> dirs, unsigned mask
     }
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), dirs.size(), out, std::move(done));
+  run_planned(engine_, root_, window_bytes_, std::move(plan), dirs.size(), out, std::move(done), false, join_);
 }
 
 /// vscopy in four planned rounds: OPEN every source (with GETFH and its mode), OPEN every
@@ -505,6 +505,7 @@ struct scopy_run : std::enable_shared_from_this<scopy_run> {
   nfs_fh4 root;
   std::size_t window_bytes = 0;
   std::function<open_owner4()> next_owner;
+  std::shared_ptr<txn_link> join;  ///< compound_vectors::join_: its four rounds run in it
   std::span<vcopy_item> items;
   vresult* out = nullptr;
   done_fn done;
@@ -527,7 +528,7 @@ struct scopy_run : std::enable_shared_from_this<scopy_run> {
     run_planned(*engine, root, window_bytes, std::move(plan), n, &opens, [self = shared_from_this()](std::error_code ec, std::size_t) {
       if (ec) return self->close_all();
       self->open_destinations();
-    });
+    }, false, join);
   }
 
   /// Destinations are created with their source's mode, known now.
@@ -542,7 +543,7 @@ struct scopy_run : std::enable_shared_from_this<scopy_run> {
                 [self = shared_from_this()](std::error_code ec, std::size_t) {
                   if (ec) return self->close_all();
                   self->copy();
-                });
+                }, false, join);
   }
 
   planned_item open_item(const std::string& path, int flags, std::uint32_t create_mode, std::size_t i, opened& o,
@@ -601,7 +602,7 @@ struct scopy_run : std::enable_shared_from_this<scopy_run> {
     }
     copied = true;
     run_planned(*engine, root, window_bytes, std::move(plan), items.size(), &copies,
-                [self = shared_from_this()](std::error_code, std::size_t) { self->close_all(); });
+                [self = shared_from_this()](std::error_code, std::size_t) { self->close_all(); }, false, join);
   }
 
   void close_all() {
@@ -616,7 +617,7 @@ struct scopy_run : std::enable_shared_from_this<scopy_run> {
       }
     }
     run_planned(*engine, root, window_bytes, std::move(plan), items.size(), &closes,
-                [self = shared_from_this()](std::error_code, std::size_t) { self->finish(); });
+                [self = shared_from_this()](std::error_code, std::size_t) { self->finish(); }, false, join);
   }
 
   /// Each item's status: its OPENs' failure, else its COPY's, else its CLOSEs'.
@@ -645,6 +646,7 @@ void compound_vectors::vscopy(std::span<vcopy_item> items, vresult* out, done_fn
   run->root = root_;
   run->window_bytes = window_bytes_;
   run->next_owner = next_owner_;
+  run->join = join_;
   run->items = items;
   run->out = out;
   run->done = std::move(done);

@@ -17,6 +17,7 @@
 #include "client/nfs/nfs_open_file.hpp"
 #include "client/memory/registration.hpp"
 #include "client/nfs/session_engine.hpp"
+#include "client/nfs/txn_view.hpp"
 #include "client/path.hpp"
 #include "client/result_size.hpp"
 #include "transport/rdma/fabric.hpp"
@@ -91,6 +92,8 @@ class nfs_backend final : public backend {
     });
     if (auto ec = p.get_future().get()) throw std::system_error(ec, "vnfs: " + u.path);
     owner_ = "vnfs-open-owner-" + std::to_string(::getpid());
+    window_bytes_ = o.vector_window_bytes;
+    max_registered_bytes_ = o.max_registered_bytes;
     if (o.compound_vectors)
       vectors_ = std::make_unique<compound_vectors>(engine_, root_, [this] { return next_open_owner(); },
                                                     o.vector_window_bytes, o.atomic_vectors);
@@ -389,6 +392,15 @@ class nfs_backend final : public backend {
     vectors_ ? vectors_->vscopy(i, o, std::move(d)) : backend::vscopy(i, o, std::move(d));
   }
 
+  void txn_control(std::uint32_t action, std::uint64_t txnid, std::uint32_t* outcome, done_fn done) override {
+    send_txn_control(engine_, action, txnid, outcome, std::move(done));
+  }
+  std::unique_ptr<backend> txn_view(std::shared_ptr<txn_link> link) override {
+    if (!vectors_) return nullptr;  // calls inside a transaction are packed into COMPOUNDs
+    return make_txn_view(engine_, root_, [this] { return next_open_owner(); }, window_bytes_, max_registered_bytes_,
+                         std::move(link));
+  }
+
   void close_all() override {
     regs_->close();
     engine_.close();
@@ -486,7 +498,8 @@ class nfs_backend final : public backend {
   nfs_fh4 root_;
   std::string owner_;
   std::atomic<std::uint64_t> next_owner_{0};
-  std::unique_ptr<compound_vectors> vectors_;  ///< null with client_options::compound_vectors off
+  std::unique_ptr<compound_vectors> vectors_;
+  std::size_t window_bytes_ = 0, max_registered_bytes_ = 0;  ///< client_options, for txn_view()  ///< null with client_options::compound_vectors off
 };
 
 }  // namespace

@@ -174,7 +174,7 @@ void session_engine::impl::finish_sequenced(std::unique_ptr<session_call> c, std
       return pump();
     }
     const std::uint32_t slot = c->slot;
-    if (retry_in_grace(c, reply)) {
+    if (retry_later(c, reply)) {
       slots.release(slot);
       return pump();
     }
@@ -185,16 +185,22 @@ void session_engine::impl::finish_sequenced(std::unique_ptr<session_call> c, std
   pump();
 }
 
-bool session_engine::impl::retry_in_grace(std::unique_ptr<session_call>& c, const compound_reply& r) {
-  if (r.res.status != nfsstat4::NFS4ERR_GRACE || r.res.resarray.size() > c->ops.size()) return false;
+bool session_engine::impl::retry_later(std::unique_ptr<session_call>& c, const compound_reply& r) {
+  using std::chrono::milliseconds;
+  // NFS4ERR_DELAY at the operation after SEQUENCE: nothing ran (vnfsd while another client's
+  // transaction is open, docs/transactions.md).
+  const bool delayed = r.res.status == nfsstat4::NFS4ERR_DELAY && r.res.resarray.size() == 2 && c->ops.size() >= 2;
+  if (!delayed && (r.res.status != nfsstat4::NFS4ERR_GRACE || r.res.resarray.size() > c->ops.size())) return false;
   const std::size_t failed = r.res.resarray.size() - 1;  // its index in ops too (SEQUENCE is 0)
   if (failed < 1 || !std::all_of(c->ops.begin() + 1, c->ops.begin() + static_cast<std::ptrdiff_t>(failed), repeatable))
     return false;
   const auto now = clock_type::now();
   if (c->grace_wait.count() == 0) c->grace_since = now;
-  if (now - c->grace_since > 2 * lease) return false;
-  c->grace_wait = std::min<std::chrono::milliseconds>(
-      c->grace_wait.count() == 0 ? std::chrono::milliseconds(100) : 2 * c->grace_wait, std::chrono::seconds(1));
+  if (now - c->grace_since > (delayed ? std::chrono::duration_cast<clock_type::duration>(max_delayed) : 2 * lease))
+    return false;
+  c->grace_wait = delayed ? std::min<milliseconds>(c->grace_wait.count() == 0 ? milliseconds(2) : 2 * c->grace_wait, milliseconds(64))
+                          : std::min<milliseconds>(c->grace_wait.count() == 0 ? milliseconds(100) : 2 * c->grace_wait,
+                                                   std::chrono::seconds(1));
   auto timer = std::make_shared<asio::steady_timer>(io, c->grace_wait);
   session_call* parked = c.get();
   in_grace.push_back(std::move(c));

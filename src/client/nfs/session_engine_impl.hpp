@@ -74,7 +74,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   bool reclaim_complete_due = false;  // a new client ID's RECLAIM_COMPLETE rides on the next COMPOUND
   bool state_lost = false;  // the last EXCHANGE_ID made a new client record: reclaim the opens
   open_reclaims opens;
-  std::list<std::unique_ptr<session_call>> in_grace;  // waiting out a server's grace period (retry_in_grace)
+  std::list<std::unique_ptr<session_call>> in_grace;  // waiting out a server's grace period or delay (retry_later)
 
   std::mutex submit_mu;  // orders submit() against the end of the I/O thread
   bool stopped = false;  // guarded by submit_mu
@@ -99,7 +99,11 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   /// §8.4.2.1) before any operation with an effect ran is sent again later: after 100 ms,
   /// doubling up to 1 s, for at most two leases; after that its caller gets NFS4ERR_GRACE.
   /// Takes `c` when it does.
-  bool retry_in_grace(std::unique_ptr<session_call>& c, const compound_reply& r);
+  /// Also a call refused with NFS4ERR_DELAY at its first operation after SEQUENCE (nothing
+  /// ran: another client's transaction is open) goes again after 2 ms, doubling up to
+  /// 64 ms, for at most max_delayed; after that its caller gets NFS4ERR_DELAY.
+  bool retry_later(std::unique_ptr<session_call>& c, const compound_reply& r);
+  static constexpr std::chrono::seconds max_delayed{300};
 
   // ---- the session's life cycle (session_lifecycle.cpp) ----------------------------------
   void establish_session(std::promise<void>* ready);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/fs/identity.hpp"
+#include "server/ops/status_mapping.hpp"
 #include "server/txn/transaction.hpp"
 #include "server/txn/undo.hpp"
 
@@ -109,6 +110,14 @@ void manager::recover() {
       if (std::error_code u = undo(exp_, sfd, data.get(), recs))
         throw std::system_error(u, "txn recovery: cannot roll back " + j);
     }
+    // The outcome before the journal goes (a crash in between records it again).
+    if (!recs.empty() && std::holds_alternative<rec_begin>(recs.front())) {
+      outcome_log* log = outcomes(ec);
+      if (ec) throw std::system_error(ec, "txn recovery: cannot open the outcome log");
+      if (std::error_code o = log->record(std::get<rec_begin>(recs.front()).client_txnid,
+                                          committed ? nfs4::txn_outcome4::TXN_COMMITTED : nfs4::txn_outcome4::TXN_ABORTED))
+        throw std::system_error(o, "txn recovery: cannot record the outcome of " + j);
+    }
     if (std::error_code f = finish(sfd, prefix, j))
       throw std::system_error(f, "txn recovery: cannot remove the files of " + j);
   }
@@ -137,6 +146,201 @@ std::unique_ptr<transaction> manager::begin(std::uint64_t clientid, std::uint64_
   }
   crash_point();
   return std::make_unique<transaction>(*this, prefix, std::move(j), std::move(data));
+}
+
+outcome_log* manager::outcomes(std::error_code& ec) {
+  int sfd = state_fd(ec);
+  if (ec) return nullptr;
+  std::lock_guard g(state_mu_);
+  if (!outcomes_) {
+    try {
+      outcomes_ = std::make_unique<outcome_log>(sfd);
+    } catch (const std::system_error& e) {
+      ec = e.code();
+      return nullptr;
+    }
+  }
+  return outcomes_.get();
+}
+
+// ---- the export lock --------------------------------------------------------------------
+
+nfs4::nfsstat4 manager::enter_shared() {
+  std::unique_lock g(mu_);
+  reap_locked(g);
+  for (;;) {
+    if (open_) return nfs4::nfsstat4::NFS4ERR_DELAY;
+    if (!exclusive_ && exclusive_waiting_ == 0) break;
+    cv_.wait(g);  // a running COMPOUND's transaction: ends with its COMPOUND
+  }
+  ++shared_;
+  return nfs4::nfsstat4::NFS4_OK;
+}
+
+void manager::leave_shared() {
+  std::lock_guard g(mu_);
+  if (--shared_ == 0) cv_.notify_all();
+}
+
+namespace {
+
+nfs4::nfsstat4 status_of(const std::error_code& ec) {
+  nfs4::nfsstat4 s = to_nfsstat(ec);
+  return s == nfs4::nfsstat4::NFS4_OK ? nfs4::nfsstat4::NFS4ERR_IO : s;
+}
+
+}  // namespace
+
+nfs4::nfsstat4 manager::acquire_exclusive(std::unique_lock<std::mutex>& g) {
+  ++exclusive_waiting_;
+  cv_.wait(g, [&] { return open_ || (!exclusive_ && shared_ == 0); });
+  --exclusive_waiting_;
+  if (open_) {
+    cv_.notify_all();  // shared waiters may go on (to their NFS4ERR_DELAY)
+    return nfs4::nfsstat4::NFS4ERR_DELAY;
+  }
+  exclusive_ = true;
+  return nfs4::nfsstat4::NFS4_OK;
+}
+
+nfs4::nfsstat4 manager::begin_single(std::uint64_t clientid, std::uint64_t client_txnid,
+                                     std::unique_ptr<transaction>& out) {
+  std::unique_lock g(mu_);
+  reap_locked(g);
+  if (nfs4::nfsstat4 s = acquire_exclusive(g); s != nfs4::nfsstat4::NFS4_OK) return s;
+  g.unlock();  // the lock is ours: the journal is made without blocking the others' checks
+  std::error_code ec;
+  out = begin(clientid, client_txnid, ec);
+  if (!ec) return nfs4::nfsstat4::NFS4_OK;
+  g.lock();
+  exclusive_ = false;
+  cv_.notify_all();
+  return status_of(ec);
+}
+
+nfs4::nfsstat4 manager::end_single(std::unique_ptr<transaction> t, bool ok) {
+  nfs4::nfsstat4 result = nfs4::nfsstat4::NFS4_OK;
+  if (ok) {
+    if (std::error_code ec = t->commit()) {
+      t->rollback();
+      result = status_of(ec);
+    }
+  } else {
+    t->rollback();
+  }
+  t.reset();
+  std::lock_guard g(mu_);
+  exclusive_ = false;
+  cv_.notify_all();
+  return result;
+}
+
+nfs4::nfsstat4 manager::begin_open(std::uint64_t clientid, std::uint64_t client_txnid, transaction*& out) {
+  std::error_code ec;
+  outcomes(ec);  // the outcome log must work before a transaction that needs it begins
+  if (ec) return status_of(ec);
+  std::unique_lock g(mu_);
+  reap_locked(g);
+  if (nfs4::nfsstat4 s = acquire_exclusive(g); s != nfs4::nfsstat4::NFS4_OK) return s;
+  g.unlock();
+  std::unique_ptr<transaction> t = begin(clientid, client_txnid, ec);
+  g.lock();
+  if (ec) {
+    exclusive_ = false;
+    cv_.notify_all();
+    return status_of(ec);
+  }
+  open_ = std::make_unique<open_txn>();
+  open_->t = std::move(t);
+  open_->clientid = clientid;
+  open_->txnid = client_txnid;
+  open_->deadline = std::chrono::steady_clock::now() + lim_.max_age;
+  open_->busy = true;
+  out = open_->t.get();
+  return nfs4::nfsstat4::NFS4_OK;
+}
+
+nfs4::nfsstat4 manager::join_open(std::uint64_t clientid, std::uint64_t client_txnid, transaction*& out) {
+  std::unique_lock g(mu_);
+  auto mine = [&] { return open_ && open_->txnid == client_txnid && open_->clientid == clientid; };
+  cv_.wait(g, [&] { return !mine() || !open_->busy; });  // one COMPOUND in it at a time
+  reap_locked(g);
+  if (!mine()) return nfs4::nfsstat4::NFS4ERR_EXPIRED;
+  open_->busy = true;
+  out = open_->t.get();
+  return nfs4::nfsstat4::NFS4_OK;
+}
+
+nfs4::nfsstat4 manager::leave_open(ending end) {
+  std::unique_lock g(mu_);
+  if (end == ending::keep) {
+    open_->busy = false;
+    cv_.notify_all();
+    return nfs4::nfsstat4::NFS4_OK;
+  }
+  transaction* t = open_->t.get();
+  g.unlock();  // busy: nobody else touches it
+  nfs4::nfsstat4 result = nfs4::nfsstat4::NFS4_OK;
+  bool committed = false;
+  if (end == ending::commit) {
+    if (std::error_code ec = t->commit()) {
+      t->rollback();
+      result = status_of(ec);
+    } else {
+      committed = true;
+    }
+  } else {
+    t->rollback();
+  }
+  g.lock();
+  close_open(g, committed);
+  return result;
+}
+
+void manager::close_open(std::unique_lock<std::mutex>& g, bool committed) {
+  const std::uint64_t id = open_->txnid;
+  g.unlock();
+  std::error_code ec;
+  outcome_log* log = outcomes(ec);
+  if (!ec) ec = log->record(id, committed ? nfs4::txn_outcome4::TXN_COMMITTED : nfs4::txn_outcome4::TXN_ABORTED);
+  if (ec)
+    std::fprintf(stderr, "vnfsd: cannot record the outcome of transaction %016llx (%s): TXN_STATUS answers unknown\n",
+                 static_cast<unsigned long long>(id), ec.message().c_str());
+  g.lock();
+  open_.reset();
+  exclusive_ = false;
+  cv_.notify_all();
+}
+
+nfs4::txn_outcome4 manager::outcome_of(std::uint64_t client_txnid) {
+  {
+    std::lock_guard g(mu_);
+    if (open_ && open_->txnid == client_txnid) return nfs4::txn_outcome4::TXN_OPEN;
+  }
+  std::error_code ec;
+  outcome_log* log = outcomes(ec);
+  return ec ? nfs4::txn_outcome4::TXN_UNKNOWN : log->find(client_txnid);
+}
+
+void manager::client_gone(std::uint64_t clientid) {
+  std::lock_guard g(mu_);
+  if (open_ && open_->clientid == clientid) open_->client_gone = true;
+}
+
+void manager::reap() {
+  std::unique_lock g(mu_);
+  reap_locked(g);
+}
+
+void manager::reap_locked(std::unique_lock<std::mutex>& g) {
+  if (!open_ || open_->busy) return;
+  if (!open_->client_gone && std::chrono::steady_clock::now() < open_->deadline) return;
+  open_->busy = true;  // ours now
+  transaction* t = open_->t.get();
+  g.unlock();
+  t->rollback();
+  g.lock();
+  close_open(g, false);
 }
 
 bool manager::hidden(const fs::object& dir, std::string_view name) const noexcept {

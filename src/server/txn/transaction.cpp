@@ -56,6 +56,8 @@ transaction::~transaction() {
 }
 
 std::error_code transaction::append(const record& r) {
+  if (records_.size() >= m_.lim().max_records && !std::holds_alternative<rec_commit>(r))
+    return std::make_error_code(std::errc::no_space_on_device);
   std::error_code ec;
   journal_.append(r, ec);
   if (ec) return ec;

@@ -50,6 +50,9 @@ class transaction {
   std::error_code protect_rename(const fs::object& from_dir, std::string_view from_name,
                                  const fs::object& to_dir, std::string_view to_name);
 
+  /// Records in the journal so far (a COMPOUND that changed something added some).
+  std::size_t records() const noexcept { return records_.size(); }
+
   /// A crash-injection point after an operation (manager::crash_point).
   void after_operation();
 

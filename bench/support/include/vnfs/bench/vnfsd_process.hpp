@@ -57,6 +57,8 @@ class vnfsd_process {
   /// Starts a stopped server again on the same export and the same port, retrying for a
   /// few seconds while the old port is still busy. Throws process_error if it is running.
   void start();
+  /// start() with other extra arguments from now on (e.g. without a crash-injection flag).
+  void start(std::vector<std::string> extra_args);
 
   /// stop() then start().
   void restart();

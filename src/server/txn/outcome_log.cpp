@@ -1,0 +1,115 @@
+#include "server/txn/outcome_log.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace vnfs::server::txn {
+
+namespace {
+
+constexpr const char* log_name = "outcomes";
+constexpr const char* tmp_name = "outcomes.new";
+constexpr std::size_t entry_size = 16;
+
+std::error_code last_error() { return {errno, std::system_category()}; }
+
+std::uint32_t check_of(const unsigned char* b) {
+  std::uint32_t h = 2166136261u;
+  for (std::size_t i = 0; i < 12; ++i) h = (h ^ b[i]) * 16777619u;
+  return h;
+}
+
+std::array<unsigned char, entry_size> encode(std::uint64_t txnid, nfs4::txn_outcome4 o) {
+  std::array<unsigned char, entry_size> e{};
+  const auto v = static_cast<std::uint32_t>(o);
+  for (int i = 0; i < 8; ++i) e[i] = static_cast<unsigned char>(txnid >> (56 - 8 * i));
+  for (int i = 0; i < 4; ++i) e[8 + i] = static_cast<unsigned char>(v >> (24 - 8 * i));
+  const std::uint32_t c = check_of(e.data());
+  for (int i = 0; i < 4; ++i) e[12 + i] = static_cast<unsigned char>(c >> (24 - 8 * i));
+  return e;
+}
+
+bool write_all(int fd, const unsigned char* p, std::size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+outcome_log::outcome_log(int state_fd) : dir_(state_fd) {
+  fd_ = fs::unique_fd(::openat(state_fd, log_name, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd_) throw std::system_error(last_error(), "txn: cannot open the outcome log");
+  std::vector<unsigned char> all;
+  unsigned char buf[1 << 16];
+  for (off_t at = 0;;) {
+    ssize_t n = ::pread(fd_.get(), buf, sizeof buf, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::system_error(last_error(), "txn: cannot read the outcome log");
+    if (n == 0) break;
+    all.insert(all.end(), buf, buf + n);
+    at += n;
+  }
+  for (std::size_t at = 0; at + entry_size <= all.size(); at += entry_size) {
+    const unsigned char* e = all.data() + at;
+    std::uint64_t id = 0;
+    std::uint32_t v = 0, c = 0;
+    for (int i = 0; i < 8; ++i) id = id << 8 | e[i];
+    for (int i = 0; i < 4; ++i) v = v << 8 | e[8 + i];
+    for (int i = 0; i < 4; ++i) c = c << 8 | e[12 + i];
+    if (c != check_of(e)) break;  // a torn last entry
+    remember(id, static_cast<nfs4::txn_outcome4>(v));
+    ++entries_in_file_;
+  }
+  if (entries_in_file_ * entry_size == all.size() && entries_in_file_ <= 2 * keep) return;
+  // Rewrite with what is kept (also drops a torn tail, so appends stay aligned).
+  fs::unique_fd tmp(::openat(state_fd, tmp_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!tmp) throw std::system_error(last_error(), "txn: cannot rewrite the outcome log");
+  for (std::uint64_t id : order_) {
+    auto e = encode(id, by_id_.at(id));
+    if (!write_all(tmp.get(), e.data(), e.size()))
+      throw std::system_error(last_error(), "txn: cannot rewrite the outcome log");
+  }
+  if (::fdatasync(tmp.get()) != 0 || ::renameat(state_fd, tmp_name, state_fd, log_name) != 0 || ::fsync(state_fd) != 0)
+    throw std::system_error(last_error(), "txn: cannot rewrite the outcome log");
+  fd_ = fs::unique_fd(::openat(state_fd, log_name, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd_) throw std::system_error(last_error(), "txn: cannot open the outcome log");
+  entries_in_file_ = order_.size();
+}
+
+void outcome_log::remember(std::uint64_t txnid, nfs4::txn_outcome4 o) {
+  auto [it, fresh] = by_id_.insert_or_assign(txnid, o);
+  if (!fresh) return;
+  order_.push_back(txnid);
+  if (order_.size() > keep) {
+    by_id_.erase(order_.front());
+    order_.pop_front();
+  }
+}
+
+std::error_code outcome_log::record(std::uint64_t txnid, nfs4::txn_outcome4 o) {
+  std::lock_guard g(mu_);
+  auto e = encode(txnid, o);
+  if (!write_all(fd_.get(), e.data(), e.size()) || ::fdatasync(fd_.get()) != 0) return last_error();
+  remember(txnid, o);
+  ++entries_in_file_;
+  return {};
+}
+
+nfs4::txn_outcome4 outcome_log::find(std::uint64_t txnid) const {
+  std::lock_guard g(mu_);
+  auto it = by_id_.find(txnid);
+  return it == by_id_.end() ? nfs4::txn_outcome4::TXN_UNKNOWN : it->second;
+}
+
+}  // namespace vnfs::server::txn

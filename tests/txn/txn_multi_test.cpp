@@ -1,0 +1,410 @@
+// Transactions spanning COMPOUNDs (vnfs::transaction, docs/transactions.md): begin, calls
+// of many COMPOUNDs inside, commit or abort — whole or nothing, with exact outcomes; reads
+// inside see the transaction's own changes, other clients see nothing of it before its
+// commit; refused by servers without the extension (NFS-Ganesha) and by file://; the
+// outcome of a commit whose server crashed is exact once the server is back.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include "client_fixture.hpp"
+#include "tree_digest.hpp"
+#include "vnfs/nfs4/status.hpp"
+#include "vnfs/test/temp_dir.hpp"
+#include "vnfs/test/vnfsd_process.hpp"
+#include "vnfs/transaction.hpp"
+
+using namespace vnfs;
+using namespace vnfs::client_test;
+using vnfs::txn_test::digest_options;
+using vnfs::txn_test::leftover_journals;
+using vnfs::txn_test::tree_digest;
+
+namespace {
+
+void write_local(const std::filesystem::path& p, std::string_view text) { std::ofstream(p) << text; }
+
+void populate(const std::filesystem::path& d) {
+  write_local(d / "a", "aaaaaaaaaaaaaaaaaaaa");
+  write_local(d / "b", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
+  std::filesystem::create_directory(d / "sub");
+  std::int64_t t = 1'500'000'000;
+  for (const char* n : {"a", "b", "sub", "."}) {
+    struct timespec ts[2] = {{t, 1}, {t + 1, 2}};
+    REQUIRE(::utimensat(AT_FDCWD, (d / n).c_str(), ts, AT_SYMLINK_NOFOLLOW) == 0);
+    t += 10;
+  }
+}
+
+std::string settled_digest(const std::filesystem::path& d, digest_options o = {}) {
+  tree_digest(d, o);
+  return tree_digest(d, o);
+}
+
+/// 1,500 directories: more operations than one COMPOUND takes (vnfsd grants 1,024).
+std::vector<vmkdir_item> many_dirs() {
+  std::vector<vmkdir_item> v;
+  for (int i = 0; i < 1500; ++i) v.push_back({"d" + std::to_string(i), 0755});
+  return v;
+}
+
+const std::string data = "written inside the transaction";
+
+std::vector<vio> one_write(const std::string& path) {
+  std::vector<vio> w;
+  w.emplace_back(vfile(path), 0, std::as_bytes(std::span(data)), vio_flags::create);
+  return w;
+}
+
+std::vector<vattr> stats_of(std::vector<std::string> paths) {
+  std::vector<vattr> v;
+  for (auto& p : paths) v.emplace_back(vfile(p));
+  return v;
+}
+
+const std::error_code noent = nfs4::nfsstat4::NFS4ERR_NOENT;
+
+}  // namespace
+
+TEST_CASE("a transaction spanning COMPOUNDs commits whole; others see it only after the commit", "[txn][multi]") {
+  client_env env(target::vnfsd);
+  populate(env.dir());
+  client other = client::connect(env.url());
+  transaction t = transaction::begin(env.c());
+  CHECK(t.state() == txn_state::open);
+  const auto sent = env.c().stats().compounds;
+  auto dirs = many_dirs();
+  vresult r = t.view().vmkdir(dirs);
+  REQUIRE(r.ok());
+  CHECK(r.ok_count == 1500);
+  CHECK(env.c().stats().compounds - sent >= 2);  // the call needed more than one COMPOUND
+
+  // Reads inside see the transaction's own changes.
+  auto seen = stats_of({"d0", "d1499"});
+  CHECK(t.view().vgetattrs(seen).ok());
+  // Another client's read waits for the transaction's end: it runs after the commit, so
+  // it finds "last" (written after it was issued) as well as "d0".
+  completion_group g;
+  auto outside = stats_of({"d0", "last"});
+  vresult outside_r;
+  other.async_vgetattrs(outside, &outside_r, g, 1);
+  auto w = one_write("last");
+  REQUIRE(t.view().vwrite(w).ok());
+  std::vector<std::byte> back(data.size());
+  std::vector<vio> rd;
+  rd.emplace_back(vfile("last"), 0, std::span(back));
+  REQUIRE(t.view().vread(rd).ok());
+  CHECK(std::string(reinterpret_cast<const char*>(back.data()), back.size()) == data);
+
+  CHECK(t.commit() == std::error_code());
+  CHECK(t.state() == txn_state::committed);
+  completion e = g.wait();
+  CHECK(e.status == std::error_code());
+  CHECK(outside_r.ok_count == 2);
+  CHECK(std::filesystem::is_directory(env / "d1499"));
+  CHECK(std::filesystem::file_size(env / "last") == data.size());
+  // Nothing runs in an ended transaction.
+  CHECK(t.view().vmkdir(dirs).error == errc::closed);
+  CHECK(leftover_journals(env.server().export_dir()) == 0);
+}
+
+TEST_CASE("a failing item rolls back the whole transaction, earlier calls included", "[txn][multi]") {
+  client_env env(target::vnfsd);
+  populate(env.dir());
+  const std::string before = settled_digest(env.dir());
+  client other = client::connect(env.url());
+  transaction t = transaction::begin(env.c());
+  auto dirs = many_dirs();
+  REQUIRE(t.view().vmkdir(dirs).ok());
+  std::vector<std::string> removals{"a", "sub"};
+  REQUIRE(t.view().vremove(removals).ok());
+  completion_group g;
+  auto outside = stats_of({"a", "d0"});
+  vresult outside_r;
+  other.async_vgetattrs(outside, &outside_r, g, 1);
+
+  std::vector<vio> w;
+  w.emplace_back(vfile("b"), 0, std::as_bytes(std::span(data)), vio_flags::truncate);
+  w.emplace_back(vfile("new"), 0, std::as_bytes(std::span(data)), vio_flags::create);
+  w.emplace_back(vfile("missing/x"), 0, std::as_bytes(std::span(data)), vio_flags::create);
+  vresult r = t.view().vwrite(w);
+  CHECK(r.failed_index == 2);
+  CHECK(r.error == noent);
+  CHECK(r.ok_count == 0);
+  CHECK(r.status[0] == errc::rolled_back);
+  CHECK(r.status[1] == errc::rolled_back);
+  CHECK(t.state() == txn_state::aborted);
+  CHECK(t.failed_index() == 2);
+  CHECK(t.failed_error() == noent);
+
+  // Later calls run nothing.
+  const auto sent = env.c().stats().compounds;
+  CHECK(t.view().vmkdir(dirs).error == errc::transaction_aborted);
+  CHECK(env.c().stats().compounds == sent);
+  CHECK(t.commit() == errc::transaction_aborted);
+  CHECK(t.abort() == std::error_code());
+
+  // The outside read ran after the rollback: "a" is back, "d0" never was.
+  g.wait();
+  CHECK(outside_r.status[0] == std::error_code());
+  CHECK(outside_r.status[1] == noent);
+  CHECK(tree_digest(env.dir()) == before);
+}
+
+TEST_CASE("abort undoes a transaction; every call form of commit and abort", "[txn][multi]") {
+  client_env env(target::vnfsd);
+  populate(env.dir());
+  const std::string before = settled_digest(env.dir());
+  {
+    transaction t = transaction::begin(env.c());
+    auto dirs = many_dirs();
+    REQUIRE(t.view().vmkdir(dirs).ok());
+    std::vector<vrename_item> mv{{"a", "d7/a"}, {"b", "sub/b"}};
+    REQUIRE(t.view().vrename(mv).ok());
+    completion_group g;
+    t.async_abort(g, 5);
+    completion e = g.wait();
+    CHECK(e.tag == 5);
+    CHECK(e.status == std::error_code());
+    CHECK(t.state() == txn_state::aborted);
+  }
+  CHECK(tree_digest(env.dir()) == before);
+  const std::string before2 = settled_digest(env.dir());  // that read set the directory's atime
+  {
+    // The destructor aborts a transaction left open.
+    transaction t = transaction::begin(env.c());
+    auto w = one_write("gone");
+    REQUIRE(t.view().vwrite(w).ok());
+  }
+  CHECK(tree_digest(env.dir()) == before2);
+  {
+    // Callback begin and commit.
+    transaction t;
+    std::promise<std::error_code> began;
+    transaction::begin(env.c(), &t, [&](std::error_code ec, std::size_t) { began.set_value(ec); });
+    REQUIRE(began.get_future().get() == std::error_code());
+    auto w = one_write("kept");
+    REQUIRE(t.view().vwrite(w).ok());
+    std::promise<std::error_code> done;
+    t.commit([&](std::error_code ec, std::size_t) { done.set_value(ec); });
+    CHECK(done.get_future().get() == std::error_code());
+    CHECK(std::filesystem::file_size(env / "kept") == data.size());
+  }
+}
+
+TEST_CASE("scalar calls on a transaction's view are refused", "[txn][multi]") {
+  client_env env(target::vnfsd);
+  transaction t = transaction::begin(env.c());
+  CHECK(error_of([&] { t.view().mkdir("x", 0755); }) == errc::bad_argument);
+  CHECK(t.abort() == std::error_code());
+  CHECK_FALSE(std::filesystem::exists(env / "x"));
+}
+
+TEST_CASE("transactions need nfs:// with compound_vectors", "[txn][multi]") {
+  client_env env(target::vnfsd);
+  client local = client::connect("file://" + env.dir().string());
+  CHECK(error_of([&] { transaction::begin(local); }) == errc::transactions_unsupported);
+  client_options o;
+  o.compound_vectors = false;
+  client scalar = client::connect(env.url(), o);
+  CHECK(error_of([&] { transaction::begin(scalar); }) == errc::transactions_unsupported);
+}
+
+TEST_CASE("NFS-Ganesha refuses a transaction before anything runs", "[txn][multi][ganesha]") {
+  if (skipped(target::ganesha)) return;
+  client_env env(target::ganesha);
+  const auto sent = env.c().stats().compounds;
+  CHECK(error_of([&] { transaction::begin(env.c()); }) == errc::transactions_unsupported);
+  CHECK(env.c().stats().compounds == sent + 1);  // TXN_BEGIN alone: nothing else was sent
+  CHECK(std::filesystem::is_empty(env.dir()));
+  std::vector<vmkdir_item> dirs{{"g1", 0755}};
+  CHECK(env.c().vmkdir(dirs).ok());  // plain calls are unaffected
+}
+
+TEST_CASE("a transaction left open by a vanished client is rolled back at its age limit", "[txn][multi]") {
+  test::temp_dir d("vnfs-txn-age");
+  ::chmod(d.path().c_str(), 0755);
+  test::vnfsd_process p(d.path(), {"--txn-max-age", "1"});
+  const std::string url = "nfs://" + p.host() + ":" + std::to_string(p.port()) + "/";
+  client c = client::connect(url);
+  transaction t = transaction::begin(c);
+  auto w = one_write("orphan");
+  REQUIRE(t.view().vwrite(w).ok());
+  // Another client is delayed until the server rolls the transaction back (max age 1 s,
+  // checked by the reaper every second at most), then runs: it finds nothing.
+  client other = client::connect(url);
+  auto seen = stats_of({"orphan"});
+  vresult r = other.vgetattrs(seen);
+  CHECK(r.error == noent);
+  CHECK(t.commit() == errc::transaction_aborted);
+  CHECK(t.state() == txn_state::aborted);
+  CHECK_FALSE(std::filesystem::exists(d.path() / "orphan"));
+}
+
+namespace {
+
+/// One multi-COMPOUND transaction against a vnfsd that crashes at its crash point n; the
+/// test's thread restarts the server when it dies, so the client's calls reconnect and the
+/// commit's outcome is asked for. Returns whether it crashed.
+bool crash_run(unsigned n, std::string& before, std::string& after_no_times) {
+  test::temp_dir d("vnfs-txn-mcrash");
+  ::chmod(d.path().c_str(), 0755);
+  std::filesystem::create_directory(d.path() / "w");
+  populate(d.path() / "w");
+  before = settled_digest(d.path() / "w");
+  test::vnfsd_process p(d.path(), n ? std::vector<std::string>{"--txn-crash-at", std::to_string(n)}
+                                    : std::vector<std::string>{});
+  client_options o;
+  o.reconnect_for = std::chrono::milliseconds(20'000);
+  client c = client::connect("nfs://" + p.host() + ":" + std::to_string(p.port()) + "/w", o);
+  std::error_code began, committed = make_error_code(errc::not_executed);
+  txn_state state = txn_state::none;
+  std::thread run([&] {
+    transaction t;
+    try {
+      t = transaction::begin(c);
+    } catch (const std::system_error& e) {
+      began = e.code();
+      return;
+    }
+    std::vector<vmkdir_item> dirs{{"m", 0755}, {"m/n", 0700}};
+    (void)t.view().vmkdir(dirs);
+    std::vector<vio> w;
+    w.emplace_back(vfile("m/f"), 0, std::as_bytes(std::span(data)), vio_flags::create);
+    w.emplace_back(vfile("a"), 3, std::as_bytes(std::span(data)));
+    (void)t.view().vwrite(w);
+    std::vector<std::string> rm{"b"};
+    (void)t.view().vremove(rm);
+    committed = t.commit();
+    state = t.state();
+  });
+  bool crashed = false;
+  for (int i = 0; i < 3000 && !crashed; ++i) {  // at most 30 s
+    if (!p.running()) {
+      crashed = true;
+      p.start({});  // recovery, then the same port: the client reconnects
+      break;
+    }
+    if (committed != errc::not_executed || began) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  run.join();
+  INFO("crash point " << n);
+  const std::string now = tree_digest(d.path() / "w");
+  if (n == 0) {
+    after_no_times = tree_digest(d.path() / "w", {.times = false});
+    REQUIRE(committed == std::error_code());
+    return false;
+  }
+  CHECK(leftover_journals(d.path()) == 0);
+  if (began) {  // the crash came during TXN_BEGIN: nothing ran
+    CHECK(now == before);
+    return crashed;
+  }
+  // The outcome is exact: committed exactly when the tree is the committed one.
+  CHECK(state != txn_state::unknown);
+  if (state == txn_state::committed) {
+    CHECK(committed == std::error_code());
+    CHECK(tree_digest(d.path() / "w", {.times = false}) == after_no_times);
+  } else {
+    CHECK(state == txn_state::aborted);
+    CHECK(committed == errc::transaction_aborted);
+    CHECK(now == before);
+  }
+  return crashed;
+}
+
+}  // namespace
+
+TEST_CASE("a crash at any point of a multi-COMPOUND transaction: before or after, and the client is told which",
+          "[txn][multi][crash]") {
+  std::string before, after;
+  crash_run(0, before, after);
+  int crashes = 0;
+  for (unsigned n = 1; n <= 100; ++n) {
+    if (!crash_run(n, before, after)) break;
+    ++crashes;
+  }
+  CHECK(crashes > 10);
+}
+
+namespace {
+
+constexpr int accounts = 4, start_balance = 1000, width = 16;
+
+std::string balance_text(long v) {
+  std::string s = std::to_string(v);
+  return std::string(width - s.size(), '0') + s;
+}
+
+/// Reads every account in one vread (one COMPOUND) through `c`; returns the balances.
+std::vector<long> read_accounts(client& c) {
+  std::vector<std::array<char, width>> buf(accounts);
+  std::vector<vio> rd;
+  for (int i = 0; i < accounts; ++i)
+    rd.emplace_back(vfile("acc" + std::to_string(i)), 0,
+                    std::span<std::byte>(std::as_writable_bytes(std::span(buf[static_cast<std::size_t>(i)]))));
+  vresult r = c.vread(rd);
+  REQUIRE(r.ok());
+  std::vector<long> v;
+  for (auto& b : buf) v.push_back(std::stol(std::string(b.data(), b.size())));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("isolation: 8 clients transfer between accounts in transactions, readers always see the same sum",
+          "[txn][multi][isolation]") {
+  client_env env(target::vnfsd);
+  for (int i = 0; i < accounts; ++i) write_local(env / ("acc" + std::to_string(i)), balance_text(start_balance));
+  constexpr int writers = 8, transfers = 12, readers = 2, reads = 40;
+  std::atomic<int> bad_sums{0}, committed{0}, reads_done{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < writers; ++w) {
+    threads.emplace_back([&, w] {
+      client c = client::connect(env.url());
+      for (int k = 0; k < transfers; ++k) {
+        const int from = (w + k) % accounts, to = (w + k + 1 + k % 3) % accounts;
+        const long amount = 1 + (w * 7 + k) % 50;
+        transaction t = transaction::begin(c);
+        std::vector<long> v = read_accounts(t.view());  // inside: read, then write
+        v[static_cast<std::size_t>(from)] -= amount;
+        v[static_cast<std::size_t>(to)] += amount;
+        std::vector<std::string> text{balance_text(v[static_cast<std::size_t>(from)]),
+                                      balance_text(v[static_cast<std::size_t>(to)])};
+        std::vector<vio> wr;
+        wr.emplace_back(vfile("acc" + std::to_string(from)), 0, std::as_bytes(std::span(text[0])));
+        wr.emplace_back(vfile("acc" + std::to_string(to)), 0, std::as_bytes(std::span(text[1])));
+        if (!t.view().vwrite(wr).ok()) continue;
+        if (!t.commit()) ++committed;
+      }
+    });
+  }
+  for (int r = 0; r < readers; ++r) {
+    threads.emplace_back([&] {
+      client c = client::connect(env.url());
+      for (int k = 0; k < reads; ++k) {
+        std::vector<long> v = read_accounts(c);  // outside any transaction
+        long sum = 0;
+        for (long x : v) sum += x;
+        if (sum != accounts * start_balance) ++bad_sums;
+        ++reads_done;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(committed == writers * transfers);  // serialized, none lost
+  CHECK(reads_done == readers * reads);
+  CHECK(bad_sums == 0);
+  long sum = 0;
+  for (long x : read_accounts(env.c())) sum += x;
+  CHECK(sum == accounts * start_balance);
+}
