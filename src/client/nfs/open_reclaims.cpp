@@ -14,6 +14,7 @@ void open_reclaims::add(open o) {
 void open_reclaims::remove(const nfs4::stateid4& first) {
   std::lock_guard lock(mu_);
   opens_.erase(first.other);
+  std::erase_if(earlier_, [&](const auto& e) { return e.second == first.other; });
 }
 
 std::vector<open_reclaims::open> open_reclaims::all() const {
@@ -28,6 +29,7 @@ void open_reclaims::reclaimed(const nfs4::stateid4& first, const nfs4::stateid4&
   std::lock_guard lock(mu_);
   auto it = opens_.find(first.other);
   if (it == opens_.end()) return;  // closed meanwhile
+  if (it->second.reclaimed) earlier_[it->second.now.other] = it->first;
   it->second.now = now;
   it->second.reclaimed = true;
   any_reclaimed_ = true;
@@ -37,6 +39,10 @@ void open_reclaims::lost(const nfs4::stateid4& first) { remove(first); }
 
 void open_reclaims::translate_one(nfs4::stateid4& s) const {
   auto it = opens_.find(s.other);
+  if (it == opens_.end()) {
+    auto e = earlier_.find(s.other);
+    if (e != earlier_.end()) it = opens_.find(e->second);
+  }
   if (it == opens_.end() || !it->second.reclaimed) return;
   const std::uint32_t seqid = s.seqid == 0 ? 0 : it->second.now.seqid;
   s = it->second.now;

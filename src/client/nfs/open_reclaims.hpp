@@ -43,7 +43,9 @@ class open_reclaims {
 
   /// Replaces, in the stateid arguments of `ops` (READ, WRITE, CLOSE, SETATTR, COPY), each
   /// stateid of a reclaimed open by the reclaimed one: same other field as that, and its seqid
-  /// unless the given seqid is 0 ("the current one", §8.2.2), which stays 0.
+  /// unless the given seqid is 0 ("the current one", §8.2.2), which stays 0. A stateid that an
+  /// earlier reclaim gave (a call translated, then in flight through a second restart) is
+  /// replaced too.
   void translate(std::vector<nfs4::nfs_argop4>& ops) const;
 
  private:
@@ -57,6 +59,7 @@ class open_reclaims {
 
   mutable std::mutex mu_;
   std::map<key, entry> opens_;
+  std::map<key, key> earlier_;  ///< other field of a stateid an earlier reclaim gave -> its open's key
   std::atomic<bool> any_reclaimed_{false};  ///< lets translate() skip the lock until needed
 };
 
