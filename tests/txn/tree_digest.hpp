@@ -73,6 +73,13 @@ inline std::string tree_digest(const std::filesystem::path& root, digest_options
   return out;
 }
 
+/// The digest of `root` once listing it no longer moves anything: taken twice, because the
+/// first listing of a directory may set its atime and the second no longer does.
+inline std::string settled_digest(const std::filesystem::path& root, digest_options o = {}) {
+  tree_digest(root, o);
+  return tree_digest(root, o);
+}
+
 /// Journals left in a vnfsd export's state directory (a finished transaction leaves none).
 inline std::size_t leftover_journals(const std::filesystem::path& export_root) {
   std::size_t n = 0;

@@ -17,6 +17,7 @@
 
 using namespace vnfs;
 using namespace vnfs::client_test;
+using vnfs::txn_test::settled_digest;
 using vnfs::txn_test::tree_digest;
 
 namespace {
@@ -40,11 +41,6 @@ void populate(const std::filesystem::path& d) {
     REQUIRE(::utimensat(AT_FDCWD, (d / n).c_str(), ts, AT_SYMLINK_NOFOLLOW) == 0);
     t += 10;
   }
-}
-
-std::string settled_digest(const std::filesystem::path& d) {
-  tree_digest(d);
-  return tree_digest(d);
 }
 
 /// The outcome of an aborted transaction whose item `failed` failed with `ec`.

@@ -24,6 +24,7 @@ using vnfs::test::temp_dir;
 using vnfs::test::vnfsd_process;
 using vnfs::txn_test::digest_options;
 using vnfs::txn_test::leftover_journals;
+using vnfs::txn_test::settled_digest;
 using vnfs::txn_test::tree_digest;
 
 namespace {
@@ -51,11 +52,6 @@ void populate(const std::filesystem::path& export_root) {
     REQUIRE(::utimensat(AT_FDCWD, (d / n).c_str(), ts, AT_SYMLINK_NOFOLLOW) == 0);
     t += 10;
   }
-}
-
-std::string settled_digest(const std::filesystem::path& d, digest_options o = {}) {
-  tree_digest(d, o);
-  return tree_digest(d, o);
 }
 
 using scenario = std::function<vresult(client&)>;

@@ -26,6 +26,7 @@ using namespace vnfs;
 using namespace vnfs::client_test;
 using vnfs::txn_test::digest_options;
 using vnfs::txn_test::leftover_journals;
+using vnfs::txn_test::settled_digest;
 using vnfs::txn_test::tree_digest;
 
 namespace {
@@ -42,11 +43,6 @@ void populate(const std::filesystem::path& d) {
     REQUIRE(::utimensat(AT_FDCWD, (d / n).c_str(), ts, AT_SYMLINK_NOFOLLOW) == 0);
     t += 10;
   }
-}
-
-std::string settled_digest(const std::filesystem::path& d, digest_options o = {}) {
-  tree_digest(d, o);
-  return tree_digest(d, o);
 }
 
 /// 1,500 directories: more operations than one COMPOUND takes (vnfsd grants 1,024).

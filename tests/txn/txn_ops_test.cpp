@@ -20,6 +20,7 @@ using namespace vnfs;
 using namespace vnfs::nfs4;
 using namespace vnfs::test;
 using vnfs::txn_test::leftover_journals;
+using vnfs::txn_test::settled_digest;
 using vnfs::txn_test::tree_digest;
 
 namespace {
@@ -54,13 +55,6 @@ void populate(const std::filesystem::path& wd) {
   std::int64_t t = 1'600'000'000;
   for (const char* n : {"f", "a", "b", "c", "src", "dst", "sub/g", "ln", "emptydir", "sub"}) set_times(wd / n, t += 100);
   set_times(wd, t + 100);
-}
-
-/// What a digest of `wd` says now (taken twice: the first listing of a directory may move
-/// its atime, the second no longer does, see tree_digest).
-std::string settled_digest(const std::filesystem::path& wd) {
-  tree_digest(wd);
-  return tree_digest(wd);
 }
 
 /// The export's working directory with the transaction prefix: SEQUENCE, VNFS_TXN, the root

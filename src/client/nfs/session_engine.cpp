@@ -328,6 +328,11 @@ void session_engine::close() {
   }
   m.io.restart();
   m.io.poll();
+  // A completion run above may have queued one more call (a reconnection's sessionless
+  // call, a DESTROY after the connection was lost); its callback holds the engine, so it
+  // fails here too, or the engine would never be freed.
+  for (int round = 0; round < 8 && !(m.waiting.empty() && m.inflight.empty() && m.in_grace.empty()); ++round)
+    m.fail_all(make_error_code(errc::closed));
 }
 
 client_stats session_engine::stats() const {

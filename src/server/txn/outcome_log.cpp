@@ -47,7 +47,7 @@ bool write_all(int fd, const unsigned char* p, std::size_t n) {
 
 }  // namespace
 
-outcome_log::outcome_log(int state_fd) : dir_(state_fd) {
+outcome_log::outcome_log(int state_fd) {
   fd_ = fs::unique_fd(::openat(state_fd, log_name, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd_) throw std::system_error(last_error(), "txn: cannot open the outcome log");
   std::vector<unsigned char> all;

@@ -36,7 +36,6 @@ class outcome_log {
   void remember(std::uint64_t txnid, nfs4::txn_outcome4 o);
 
   mutable std::mutex mu_;
-  int dir_;
   fs::unique_fd fd_;
   std::unordered_map<std::uint64_t, nfs4::txn_outcome4> by_id_;
   std::deque<std::uint64_t> order_;  ///< oldest first, at most `keep`
