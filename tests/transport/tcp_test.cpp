@@ -11,10 +11,12 @@
 #include "vnfs/test/blocking_channel.hpp"
 #include "transport/tcp/server.hpp"
 #include "vnfs/xdr/decoder.hpp"
+#include "../server/test_pattern.hpp"
 
 using namespace vnfs;
 namespace tcp = vnfs::transport::tcp;
 namespace asio = boost::asio;
+using vnfs::test::pattern;
 
 namespace {
 
@@ -30,16 +32,6 @@ bool eventually(Pred p) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
-}
-
-std::vector<std::byte> pattern(std::size_t n, std::uint32_t seed) {
-  std::vector<std::byte> v(n);
-  std::uint32_t x = seed * 2654435761u + 1;
-  for (auto& b : v) {
-    x = x * 1103515245u + 12345u;
-    b = std::byte(x >> 16);
-  }
-  return v;
 }
 
 /// A server on 127.0.0.1:<picked port> whose records go to `handler`, with an io thread and
