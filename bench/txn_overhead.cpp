@@ -22,6 +22,8 @@
 // JSON says how many) and the run in time (after a pass longer than --sample-seconds-cap the
 // point's remaining repeats are skipped and the JSON says so). Servers and proxies are child
 // processes stopped by pid.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -149,13 +151,15 @@ void run_share(vnfs::client& c, const std::string& op, const share& sh, std::siz
 }
 
 /// Runs one pass: every client its share at once (a thread each); wall time from before the
-/// first starts to after the last ends.
+/// first starts to after the last ends. Untimed before it: sync(), so that no pass pays for
+/// data an earlier one left dirty (a transaction's commit flushes its file system: syncfs).
 sample run_pass(std::vector<vnfs::client>& clients, const std::string& op, const std::vector<share>& shares,
                 std::size_t size, unsigned batch, bool spanning, const std::vector<std::byte>& pattern,
                 std::vector<std::vector<std::byte>>& bufs) {
   std::vector<vnfs::client_stats> before;
   for (auto& c : clients) before.push_back(c.stats());
   std::vector<std::exception_ptr> errors(clients.size());
+  ::sync();
   auto start = clock_type::now();
   {
     std::vector<std::jthread> threads;
