@@ -56,6 +56,10 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
+using vnfs::bench::fill_words;
+using vnfs::bench::parse_size;
+using vnfs::bench::size_name;
+
 constexpr std::size_t mib = std::size_t(1) << 20;
 
 /// One timed pass: its seconds and the exact COMPOUNDs of all clients (client::stats()).
@@ -82,28 +86,6 @@ struct server {
   fs::path export_dir;
   bool atomic = false;
 };
-
-/// Words of `tag` + 8j: every file slice differs from its neighbours.
-void fill_words(std::byte* p, std::size_t n, std::uint64_t tag) {
-  for (std::size_t off = 0; off + 8 <= n; off += 8) {
-    std::uint64_t w = tag + off;
-    std::memcpy(p + off, &w, 8);
-  }
-}
-
-std::size_t parse_size(const std::string& s) {
-  std::size_t n = std::stoull(s);
-  char u = s.empty() ? 0 : s.back();
-  if (u == 'K' || u == 'k') n <<= 10;
-  if (u == 'M' || u == 'm') n <<= 20;
-  return n;
-}
-
-std::string size_name(std::size_t n) {
-  if (n >= mib && n % mib == 0) return std::to_string(n / mib) + "M";
-  if (n >= 1024 && n % 1024 == 0) return std::to_string(n / 1024) + "K";
-  return std::to_string(n);
-}
 
 /// What one client does in one pass: files dir/0..n-1 of `size` bytes, `batch` per call.
 struct share {

@@ -75,6 +75,12 @@ for mode in plain txn; do
   port[$mode]=$started_port
 done
 
+# One timed command: its --stats line. sync first (untimed), so that no command pays for data
+# an earlier one left dirty (a transaction's commit flushes the file system: syncfs).
+timed() {
+  sync
+  timeout "$1" $vnfs --stats "${@:2}" | tail -1
+}
 results=()
 record() {  # record MODE DELAY RUN COMMAND STATS
   results+=("{\"server\":\"$1\",\"delay_ms\":$2,\"rtt_ms\":$(awk "BEGIN{print 2*$2}"),\"run\":$3,\"command\":\"$4\",\"stats\":$5}")
@@ -93,12 +99,12 @@ for d in "${delay_list[@]}"; do
       atomic=; [ $mode = txn ] && atomic=--atomic
       dst=t_${d}_$run
       exp=$work/export-$mode
-      cp_s=$(timeout 600 $vnfs --stats cp -r $atomic "$tree" "${url[$mode]}/$dst" | tail -1)
+      cp_s=$(timed 600 cp -r $atomic "$tree" "${url[$mode]}/$dst")
       diff -r --no-dereference "$tree" "$exp/$dst" >&2 || { echo "txn_tree.sh: cp -r to $mode differs" >&2; exit 1; }
-      ls_s=$(timeout 600 $vnfs --stats ls -l -R "${url[$mode]}/$dst" | tail -1)
-      untar_s=$(timeout 600 $vnfs --stats tar -x $atomic -f "$work/tree.tar" "${url[$mode]}/${dst}_x" | tail -1)
+      ls_s=$(timed 600 ls -l -R "${url[$mode]}/$dst")
+      untar_s=$(timed 600 tar -x $atomic -f "$work/tree.tar" "${url[$mode]}/${dst}_x")
       diff -r --no-dereference "$tree" "$exp/${dst}_x" >&2 || { echo "txn_tree.sh: tar -x to $mode differs" >&2; exit 1; }
-      rm_s=$(timeout 600 $vnfs --stats rm -r "${url[$mode]}/$dst" | tail -1)
+      rm_s=$(timed 600 rm -r "${url[$mode]}/$dst")
       timeout 600 $vnfs rm -r "${url[$mode]}/${dst}_x"
       [ ! -e "$exp/$dst" ] && [ ! -e "$exp/${dst}_x" ] || { echo "txn_tree.sh: rm -r left $dst" >&2; exit 1; }
       for pair in "cp-r:$cp_s" "ls-lR:$ls_s" "tar-x:$untar_s" "rm-r:$rm_s"; do
@@ -107,7 +113,7 @@ for d in "${delay_list[@]}"; do
       echo "D=$d $mode run $run: cp -r $atomic $cp_s; ls -lR $ls_s; tar -x $atomic $untar_s; rm -r $rm_s" >&2
     done
     if [[ ",$scalar_delays," == *",$d,"* ]]; then
-      s=$(timeout 900 $vnfs --stats --scalar tar -x -f "$work/tree.tar" "${url[txn]}/s_${d}_$run" | tail -1)
+      s=$(timed 900 --scalar tar -x -f "$work/tree.tar" "${url[txn]}/s_${d}_$run")
       diff -r --no-dereference "$tree" "$work/export-txn/s_${d}_$run" >&2 || { echo "txn_tree.sh: scalar tar -x differs" >&2; exit 1; }
       timeout 600 $vnfs rm -r "${url[txn]}/s_${d}_$run"
       record scalar "$d" "$run" tar-x "$s"
