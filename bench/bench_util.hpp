@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -43,6 +44,32 @@ inline void write_offset_file(const std::filesystem::path& p, std::size_t size) 
     f.write(reinterpret_cast<const char*>(chunk.data()), static_cast<std::streamsize>(n));
   }
   if (!f) throw std::runtime_error("cannot write " + p.string());
+}
+
+/// "4096", "4K", "1M" → bytes; anything else after the number is an error.
+inline std::size_t parse_size(const std::string& s) {
+  std::size_t used = 0;
+  std::size_t n = std::stoull(s, &used);
+  std::string unit = s.substr(used);
+  if (unit == "K" || unit == "k") return n << 10;
+  if (unit == "M" || unit == "m") return n << 20;
+  if (!unit.empty()) throw std::runtime_error("bad size '" + s + "'");
+  return n;
+}
+
+/// Bytes as parse_size reads them back: "16M", "4K", "100".
+inline std::string size_name(std::size_t n) {
+  if (n >= (1u << 20) && n % (1u << 20) == 0) return std::to_string(n >> 20) + "M";
+  if (n >= 1024 && n % 1024 == 0) return std::to_string(n >> 10) + "K";
+  return std::to_string(n);
+}
+
+/// Fills `n` bytes at p so that word j holds `tag` + 8j (whole words only).
+inline void fill_words(std::byte* p, std::size_t n, std::uint64_t tag) {
+  for (std::size_t off = 0; off + 8 <= n; off += 8) {
+    std::uint64_t w = tag + off;
+    std::memcpy(p + off, &w, 8);
+  }
 }
 
 inline std::string json_escape(const std::string& s) {

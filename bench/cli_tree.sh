@@ -45,32 +45,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The tree: directories in a 4-ary hierarchy, files spread over them round robin, sizes
-# 0..23,200 bytes (mean 11.6 KB), symlinks to files. Deterministic.
+# The tree (bench/make_tree.py): deterministic.
 tree=$work/tree
-counts=$(/usr/bin/python3 - "$tree" "$scale" <<'EOF'
-import os, sys
-root, scale = sys.argv[1], float(sys.argv[2])
-nfiles = max(1, round(53640 * scale))
-ndirs = max(1, round(3604 * scale))
-nlinks = max(1, round(23 * scale))
-dirs = [root]
-for j in range(1, ndirs):
-    dirs.append(os.path.join(dirs[(j - 1) // 4], f"d{j}"))
-for d in dirs:
-    os.makedirs(d, exist_ok=True)
-total = 0
-block = bytes(range(256)) * 100
-for i in range(nfiles):
-    size = (i * 7919) % 23201
-    with open(os.path.join(dirs[i % ndirs], f"f{i}.c"), "wb") as f:
-        f.write((block * (size // len(block) + 1))[:size])
-    total += size
-for k in range(nlinks):
-    os.symlink(f"f{k}.c", os.path.join(dirs[k % ndirs], f"l{k}"))
-print(nfiles, ndirs, nlinks, total)
-EOF
-)
+counts=$(/usr/bin/python3 bench/make_tree.py "$tree" "$scale")
 read -r files dirs links bytes <<<"$counts"
 echo "tree: $files files, $dirs directories, $links symlinks, $bytes bytes" >&2
 

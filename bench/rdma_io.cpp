@@ -44,6 +44,8 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
+using vnfs::bench::parse_size;
+
 constexpr std::size_t piece_max = 1u << 20;  // the SDK's largest single READ
 
 struct result {
@@ -253,17 +255,6 @@ small_result small_files_vectorized(vnfs::client& c, unsigned n, std::size_t fsi
   r.depth = 0;
   r.file_size = fsize;
   return r;
-}
-
-/// "4096", "4K", "1M" → bytes.
-std::size_t parse_size(const std::string& s) {
-  std::size_t used = 0;
-  std::size_t n = std::stoull(s, &used);
-  std::string unit = s.substr(used);
-  if (unit == "K" || unit == "k") return n << 10;
-  if (unit == "M" || unit == "m") return n << 20;
-  if (!unit.empty()) throw std::runtime_error("bad size '" + s + "'");
-  return n;
 }
 
 }  // namespace

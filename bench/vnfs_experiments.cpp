@@ -47,6 +47,10 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
+using vnfs::bench::fill_words;
+using vnfs::bench::parse_size;
+using vnfs::bench::size_name;
+
 constexpr std::size_t mib = std::size_t(1) << 20;
 constexpr std::size_t warm_up_bytes = 64 * mib;  // runs moving this much get an untimed warm-up run
 
@@ -80,14 +84,6 @@ struct target {
   std::uint16_t port = 0;
   fs::path export_dir;
 };
-
-/// Fills `n` bytes at p so that word j holds `tag` + 8j (word 0 identifies the file).
-void fill_words(std::byte* p, std::size_t n, std::uint64_t tag) {
-  for (std::size_t off = 0; off + 8 <= n; off += 8) {
-    std::uint64_t w = tag + off;
-    std::memcpy(p + off, &w, 8);
-  }
-}
 
 /// Creates `count` files of `size` bytes named dir/0..count-1, file i starting with word i.
 void make_files(const fs::path& dir, unsigned count, std::size_t size) {
@@ -199,20 +195,6 @@ sample run_open_read_close(vnfs::client& c, bool vectorized, const std::string& 
   s.compounds = s1.compounds - s0.compounds;
   s.operations = s1.operations - s0.operations;
   return s;
-}
-
-std::size_t parse_size(const std::string& s) {
-  std::size_t n = std::stoull(s);
-  char u = s.empty() ? 0 : s.back();
-  if (u == 'K' || u == 'k') n <<= 10;
-  if (u == 'M' || u == 'm') n <<= 20;
-  return n;
-}
-
-std::string size_name(std::size_t n) {
-  if (n >= mib && n % mib == 0) return std::to_string(n / mib) + "M";
-  if (n >= 1024 && n % 1024 == 0) return std::to_string(n / 1024) + "K";
-  return std::to_string(n);
 }
 
 /// The proxy (when delay is not "direct") and the URL to reach `t` through it.
