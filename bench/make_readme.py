@@ -449,7 +449,8 @@ def round2(res, w):
     bench/results/ (NAME-before.json from the binaries of before the change, NAME.json after)."""
     cr, cr0 = load(os.path.join(res, "compound_rate.json")), load(os.path.join(res, "compound_rate-before.json"))
     one, one0 = load(os.path.join(res, "cli_single.json")), load(os.path.join(res, "cli_single-before.json"))
-    if not (cr and cr0) and not (one and one0):
+    srv, srv0 = load(os.path.join(res, "cli_servers.json")), load(os.path.join(res, "cli_servers-before.json"))
+    if not (cr and cr0) and not (one and one0) and not (srv and srv0):
         return
     w("## Issue 18: before and after\n")
     if cr and cr0:
@@ -485,6 +486,26 @@ def round2(res, w):
         for r, r0 in zip(one["results"], one0["results"]):
             w(f"| {r['command']} | {r0['stats']['compounds']} | {r['stats']['compounds']} | "
               f"{r0['stats']['ops']} | {r['stats']['ops']} |")
+        w("")
+    if srv and srv0:
+        w("Third-party servers: COMPOUNDs and operations of `vnfs --stats` commands on 1,000 x 1 KiB files in one "
+          "directory, against vnfsd and NFS-Ganesha 4.3 over loopback (`bash bench/cli_servers.sh`; before: "
+          "`VNFS_BIN=OLD/vnfs bash bench/cli_servers.sh bench/results/cli_servers-before.json`). The goal: "
+          "operations per file against Ganesha within 1.2 x vnfsd's.\n")
+        w("| command | server | COMPOUNDs before | after | operations before | after | after / vnfsd's |")
+        w("|---|---|---|---|---|---|---|")
+        def stats(doc, server, cmd):
+            for r in doc["results"]:
+                if (r["server"], r["command"]) == (server, cmd):
+                    return r["stats"]
+            return None
+        for r in srv["results"]:
+            r0 = stats(srv0, r["server"], r["command"])
+            v = stats(srv, "vnfsd", r["command"])
+            if not r0 or not v:
+                continue
+            w(f"| {r['command']} | {r['server']} | {r0['compounds']} | {r['stats']['compounds']} | {r0['ops']} | "
+              f"{r['stats']['ops']} | {r['stats']['ops'] / v['ops']:.2f} |")
         w("")
 
 

@@ -293,6 +293,16 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
 
   static std::size_t bytes(const compound& c) { return c.request_bytes + c.reply_bytes; }
 
+  /// The session's limits, less room for VNFS_TXN in a transaction.
+  channel_attrs4 packing_limits() const {
+    channel_attrs4 limits = engine->limits();
+    if (atomic || join) {
+      limits.ca_maxoperations = limits.ca_maxoperations > 1 ? limits.ca_maxoperations - 1 : 0;
+      limits.ca_maxrequestsize = limits.ca_maxrequestsize > 32 ? limits.ca_maxrequestsize - 32 : 0;
+    }
+    return limits;
+  }
+
   void count(const compound& c, int sign) {
     for (const auto& o : c.ops) planned_ops[o.owner] += sign;
   }
@@ -341,7 +351,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
   void on_reply(compound& c, std::error_code ec, compound_reply& r) {
     auto& res = r.res.resarray;
     bool stop = false;
-    if (res.empty() && too_many_operations(ec) && c.ops.size() > 1) {
+    if (res.empty() && ec == nfsstat4::NFS4ERR_TOO_MANY_OPS && c.ops.size() > 1) {
       if (!atomic) return repack(c);
       ec = make_error_code(errc::transaction_too_large);  // it cannot be split
     }
@@ -410,16 +420,11 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
     pump();
   }
 
-  /// A server that granted more operations than it takes refuses a COMPOUND whole
-  /// (NFS-Ganesha: NFS4ERR_RESOURCE and no results): nothing ran, so its items are packed
-  /// again under half the operations, for this and every later call of the session.
-  static bool too_many_operations(std::error_code ec) {
-    return ec == nfsstat4::NFS4ERR_RESOURCE || ec == nfsstat4::NFS4ERR_TOO_MANY_OPS;
-  }
-
+  /// A COMPOUND the server refused whole for its length (session_engine::submit): nothing
+  /// ran, and the engine has learned the server's real limit, under which its items are
+  /// packed again.
   void repack(compound& c) {
-    engine->limit_operations(static_cast<std::uint32_t>((c.ops.size() + 1) / 2));
-    packer p(engine->limits(), root);
+    packer p(packing_limits(), root);
     std::error_code ec;
     for (auto& item : c.items) {
       if (!p.place(item, ec)) break;
@@ -544,14 +549,9 @@ void run_planned(session_engine& engine, const nfs_fh4& root, std::size_t window
   run->failed.assign(n_owners, false);
   run->join = std::move(join);
   run->no_ops.assign(n_owners, false);
-  channel_attrs4 limits = engine.limits();
-  if (atomic || run->join) {  // room for VNFS_TXN
-    run->atomic = atomic;
-    run->txnid = atomic ? next_txnid() : 0;
-    limits.ca_maxoperations = limits.ca_maxoperations > 1 ? limits.ca_maxoperations - 1 : 0;
-    limits.ca_maxrequestsize = limits.ca_maxrequestsize > 32 ? limits.ca_maxrequestsize - 32 : 0;
-  }
-  packer p(limits, root);
+  run->atomic = atomic;
+  run->txnid = atomic ? next_txnid() : 0;
+  packer p(run->packing_limits(), root);
   std::size_t cut = n_owners;  // owners from here on were not planned
   for (auto& item : items) {
     if (item.ops.empty()) continue;  // nothing to do (e.g. a listing already at its end)

@@ -35,6 +35,9 @@ struct session_call {
   /// ops[1] is the RECLAIM_COMPLETE of a new client ID, put there by the engine (the
   /// caller's operations follow it); its result is taken out before `done` sees the reply.
   bool carries_reclaim_complete = false;
+  /// A probe of the server's real operation limit (operation_limit.cpp): SEQUENCE and
+  /// PUTROOTFHs, whose refusal is the answer.
+  bool length_probe = false;
   std::chrono::milliseconds grace_wait{0};            // the last back-off after NFS4ERR_GRACE or DELAY (none yet: 0)
   std::chrono::steady_clock::time_point grace_since{};  // the first NFS4ERR_GRACE or DELAY
   std::uint32_t slot = 0;

@@ -63,7 +63,7 @@ bool session_engine::impl::pump_front() {
   if (!s) return false;
   auto c = std::move(waiting.front());
   waiting.pop_front();
-  if (reclaim_complete_due && !attach_reclaim_complete(*c)) {
+  if (reclaim_complete_due && !c->length_probe && !attach_reclaim_complete(*c)) {
     // No room for it: RECLAIM_COMPLETE goes alone, before c.
     slots.release(*s);
     waiting.push_front(std::move(c));
@@ -135,6 +135,7 @@ void session_engine::impl::on_record(std::uint32_t xid, std::vector<std::byte> r
 }
 
 void session_engine::impl::finish_sequenced(std::unique_ptr<session_call> c, std::error_code ec, compound_reply& reply) {
+  if (!ec && take_length_refusal(c, reply)) return pump();
   const nfs4::SEQUENCE4res* seq =
       reply.res.resarray.empty() ? nullptr : std::get_if<nfs4::SEQUENCE4res>(&reply.res.resarray[0]);
   // A COMPOUND refused whole, before its SEQUENCE ran (the slot is unchanged): its status.
@@ -168,6 +169,7 @@ void session_engine::impl::finish_sequenced(std::unique_ptr<session_call> c, std
   }
   if (!ec && seq->status == nfsstat4::NFS4_OK) {
     slots.completed(c->slot, seq->resok4.sr_sequenceid, seq->resok4.sr_target_highest_slotid);
+    ops_accepted = std::max(ops_accepted, static_cast<std::uint32_t>(c->ops.size()));
     if (c->carries_reclaim_complete && !detach_reclaim_complete(*c, reply)) {
       slots.release(c->slot);
       waiting.push_front(std::move(c));
@@ -331,7 +333,9 @@ void session_engine::close() {
   // A completion run above may have queued one more call (a reconnection's sessionless
   // call, a DESTROY after the connection was lost); its callback holds the engine, so it
   // fails here too, or the engine would never be freed.
-  for (int round = 0; round < 8 && !(m.waiting.empty() && m.inflight.empty() && m.in_grace.empty()); ++round)
+  for (int round = 0;
+       round < 8 && !(m.waiting.empty() && m.inflight.empty() && m.in_grace.empty() && m.length_refused.empty());
+       ++round)
     m.fail_all(make_error_code(errc::closed));
 }
 
@@ -352,15 +356,13 @@ client_stats session_engine::stats() const {
 nfs4::clientid4 session_engine::client_id() const { return impl_->clientid; }
 
 nfs4::channel_attrs4 session_engine::limits() const {
-  std::lock_guard lock(impl_->limits_mu);
-  nfs4::channel_attrs4 l = impl_->fore;
-  l.ca_maxoperations = std::min(l.ca_maxoperations, impl_->ops_cap);
+  nfs4::channel_attrs4 l;
+  {
+    std::lock_guard lock(impl_->limits_mu);
+    l = impl_->fore;
+  }
+  l.ca_maxoperations = impl_->operation_limit();
   return l;
-}
-
-void session_engine::limit_operations(std::uint32_t n) {
-  std::lock_guard lock(impl_->limits_mu);
-  impl_->ops_cap = std::min(impl_->ops_cap, std::max<std::uint32_t>(n, 2));
 }
 
 void session_engine::note_copied(std::size_t n) { impl_->n_copied += n; }

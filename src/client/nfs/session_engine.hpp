@@ -37,6 +37,9 @@ class session_engine {
     std::vector<std::uint32_t> gids;
     std::uint32_t slots = 64;
     std::uint32_t max_operations = 1024;  ///< asked for at CREATE_SESSION
+    /// Take the operation limit of a server known to refuse less than it grants from
+    /// known_operation_limit() (operation_limit.hpp) instead of learning it by probes.
+    bool known_server_limits = true;
     std::chrono::milliseconds connect_timeout{10'000};
     std::chrono::milliseconds reconnect_for{30'000};
   };
@@ -48,7 +51,10 @@ class session_engine {
   session_engine& operator=(const session_engine&) = delete;
 
   /// Sends SEQUENCE + ops (minor version 1) when a slot is free. `done` gets the reply,
-  /// whatever the NFS status, or a transport/closing error. `read_targets[k]` is where the
+  /// whatever the NFS status, or a transport/closing error. A COMPOUND the server refused
+  /// whole for its number of operations (nothing ran) completes with NFS4ERR_TOO_MANY_OPS and
+  /// no results, once limits() gives the server's real limit (operation_limit.hpp): the
+  /// caller splits it and sends the parts. `read_targets[k]` is where the
   /// payload of the k-th READ in `ops` may be received (from the socket, or RDMA-Written by
   /// the server) straight into the caller's memory, zero-copy; an empty span, a payload that
   /// does not fit, or a transport that cannot place it leaves that READ4resok data a view
@@ -72,11 +78,9 @@ class session_engine {
   void note_copied(std::size_t n);
   nfs4::clientid4 client_id() const;
   /// The fore channel the server granted (sizes, operations per COMPOUND, slots), with the
-  /// operation count lowered to what limit_operations() learned.
+  /// operation count lowered to what the server really takes, where that is known or was
+  /// learned (operation_limit.hpp).
   nfs4::channel_attrs4 limits() const;
-  /// Records that the server refuses COMPOUNDs of more than `n` operations although it
-  /// granted more (NFS-Ganesha 4 takes at most 100 whatever CREATE_SESSION said).
-  void limit_operations(std::uint32_t n);
   /// The lease the server grants (from the root's lease_time), for renewal.
   void set_lease(std::chrono::seconds lease);
   /// The files held open, which the engine reclaims when the server has lost the client's

@@ -8,6 +8,7 @@
 //                          DESTROY_SESSION and DESTROY_CLIENTID
 //   session_recovery.cpp   connection loss, reconnection with retransmission on the same
 //                          slots, a session the server lost, failing what cannot go on
+//   operation_limit.cpp    the operations per COMPOUND the server really takes
 // Everything but the counters, the limits and `stopped` is touched only on the I/O thread.
 #pragma once
 
@@ -69,6 +70,12 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   nfs4::channel_attrs4 fore{};      // as CREATE_SESSION granted (written under limits_mu)
   mutable std::mutex limits_mu;     // fore is read by other threads (limits())
   std::uint32_t ops_cap = UINT32_MAX;  // operations per COMPOUND the server really takes (limits_mu)
+  std::uint32_t ops_accepted = 0;  // the most operations of a COMPOUND whose SEQUENCE the server ran
+  // The search for the real limit after a COMPOUND was refused for its length
+  // (operation_limit.cpp): the limit is at least probe_lo and below probe_hi.
+  bool probing = false;
+  std::uint32_t probe_lo = 0, probe_hi = 0;
+  std::vector<std::unique_ptr<session_call>> length_refused;  // refused for their length, waiting for the limit
   std::error_code last_error;       // of the lost connection, for what fails after retries
   bool reclaiming = false;  // reclaims or RECLAIM_COMPLETE of a new client ID in flight: others wait
   bool reclaim_complete_due = false;  // a new client ID's RECLAIM_COMPLETE rides on the next COMPOUND
@@ -127,6 +134,15 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   void schedule_renewal();
   /// DESTROY_SESSION then DESTROY_CLIENTID (at close), then `finished`.
   void destroy(std::function<void()> finished);
+
+  // ---- the real operation limit (operation_limit.cpp) -----------------------------------
+  std::uint32_t operation_limit() const;  // fore.ca_maxoperations lowered to ops_cap
+  /// Takes `c` when the server refused it whole for its length (longer than any COMPOUND
+  /// it ran): the search for the limit starts unless it is under way or already lower,
+  /// and `c` completes with NFS4ERR_TOO_MANY_OPS once the limit is known.
+  bool take_length_refusal(std::unique_ptr<session_call>& c, const compound_reply& reply);
+  void probe_next();  // one probe of the bisection, or its end
+  void complete_length_refusals();
 
   // ---- recovery (session_recovery.cpp) ---------------------------------------------------
   void connection_lost(std::error_code ec);

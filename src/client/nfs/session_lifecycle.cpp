@@ -3,6 +3,8 @@
 // lease renewal, and DESTROY_SESSION with DESTROY_CLIENTID at close.
 #include "client/nfs/session_engine_impl.hpp"
 
+#include "client/nfs/operation_limit.hpp"
+
 #include <algorithm>
 
 #include "vnfs/error.hpp"
@@ -23,6 +25,10 @@ void session_engine::impl::establish_session(std::promise<void>* ready) {
       ec = res ? std::error_code(res->status) : make_error_code(errc::protocol_error);
     if (ec) return self->session_failed(ec, ready);
     self->clientid = res->resok4.eir_clientid;
+    if (const auto known = known_operation_limit(res->resok4.eir_server_scope); known && self->cfg.known_server_limits) {
+      std::lock_guard lock(self->limits_mu);
+      self->ops_cap = std::min(self->ops_cap, *known);
+    }
     self->create_seq = res->resok4.eir_sequenceid;
     self->state_lost = (res->resok4.eir_flags & nfs4::EXCHGID4_FLAG_CONFIRMED_R) == 0;
     self->create_session(ready);
@@ -110,7 +116,7 @@ void session_engine::impl::reclaim_complete(std::promise<void>* ready) {
 
 bool session_engine::impl::attach_reclaim_complete(session_call& c) {
   reclaim_complete_due = false;
-  if (c.ops.size() + 1 > fore.ca_maxoperations) return false;
+  if (c.ops.size() + 1 > operation_limit()) return false;
   c.ops.insert(c.ops.begin() + 1, nfs4::RECLAIM_COMPLETE4args{false});
   c.carries_reclaim_complete = true;
   reclaiming = true;

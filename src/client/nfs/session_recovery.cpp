@@ -99,6 +99,8 @@ void session_engine::impl::fail_all(std::error_code ec) {
   inflight.clear();
   for (auto& c : in_grace) queued.push_back(std::move(c));
   in_grace.clear();
+  for (auto& c : length_refused) queued.push_back(std::move(c));
+  length_refused.clear();
   slots.release_all();
   for (auto& c : queued) {
     compound_reply empty;
