@@ -23,8 +23,9 @@ class manager;
 
 class transaction {
  public:
-  /// Made by manager::begin(); `prefix` names the transaction's files in the state directory.
-  transaction(manager& m, std::string prefix, journal_writer j, fs::unique_fd data);
+  /// Made by manager::begin(); `owner` is its age stamp in the lock table, `prefix` names
+  /// its files in the state directory.
+  transaction(manager& m, std::uint64_t owner, std::string prefix, journal_writer j, fs::unique_fd data);
   /// Rolls back if neither commit() nor rollback() ran (an exception left the COMPOUND).
   ~transaction();
   transaction(const transaction&) = delete;
@@ -50,6 +51,9 @@ class transaction {
   std::error_code protect_rename(const fs::object& from_dir, std::string_view from_name,
                                  const fs::object& to_dir, std::string_view to_name);
 
+  /// Its lock owner (age stamp) in manager::locks().
+  std::uint64_t lock_owner() const noexcept { return owner_; }
+
   /// Records in the journal so far (a COMPOUND that changed something added some).
   std::size_t records() const noexcept { return records_.size(); }
 
@@ -69,6 +73,7 @@ class transaction {
   std::error_code remember(const fs::object& obj, std::vector<std::byte>& fh, saved_attrs* first = nullptr);
 
   manager& m_;
+  std::uint64_t owner_;
   std::string prefix_;
   journal_writer journal_;
   fs::unique_fd data_;          ///< range backups, appended at 4 KiB-aligned offsets
