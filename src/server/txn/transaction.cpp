@@ -187,6 +187,8 @@ void transaction::rollback() {
   if ((ec = undo(m_.exp(), sfd, data_.get(), records_))) stop_server("rollback", ec);
   if ((ec = finish(sfd, prefix_, prefix_ + ".journal", [this] { m_.crash_point(); })))
     stop_server("clean-up", ec);
+  for (auto& release : releases_) release();
+  releases_.clear();
 }
 
 }  // namespace vnfs::server::txn

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -51,6 +52,10 @@ class transaction {
   std::error_code protect_rename(const fs::object& from_dir, std::string_view from_name,
                                  const fs::object& to_dir, std::string_view to_name);
 
+  /// After a rollback, `release` runs (once): it undoes state the transaction made outside
+  /// the export, e.g. the open state of an OPEN inside it.
+  void on_rollback(std::function<void()> release) { releases_.push_back(std::move(release)); }
+
   /// Its lock owner (age stamp) in manager::locks().
   std::uint64_t lock_owner() const noexcept { return owner_; }
 
@@ -83,6 +88,7 @@ class transaction {
   std::vector<record> records_;  ///< what the journal holds, for rollback
   /// Objects whose attributes are saved: (device, inode) → index of their rec_attrs.
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> saved_;
+  std::vector<std::function<void()>> releases_;  ///< on_rollback()
   bool done_ = false;
 };
 
