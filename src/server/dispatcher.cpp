@@ -1,5 +1,6 @@
 #include "server/dispatcher.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <type_traits>
 #include <variant>
@@ -9,6 +10,8 @@
 #include "server/fs/identity.hpp"
 #include "server/ops/handlers.hpp"
 #include "server/ops/status_mapping.hpp"
+#include "server/state/open_state_table.hpp"
+#include "server/txn/op_locks.hpp"
 #include "server/txn/transaction.hpp"
 #include "vnfs/nfs4/compound.hpp"
 #include "vnfs/rpc/message.hpp"
@@ -78,8 +81,9 @@ class compound_run {
   }
   /// A COMPOUND that ended by an exception still frees its slot (uncached), so the client
   /// can go on with the next sequence id.
-  /// A transaction it ran in is rolled back, the export lock released.
+  /// A transaction it ran in is rolled back, its locks released.
   ~compound_run() {
+    unpin();
     if (holding_ == holding::single || holding_ == holding::open) end_transaction(nfsstat4::NFS4ERR_SERVERFAULT);
     release_lock();
     finish_slot(nullptr);
@@ -106,10 +110,25 @@ class compound_run {
   /// COMPOUND ran in (`status` NFS4_OK or not). Returns the COMPOUND's final status (a
   /// failed commit rolls back and reports its error).
   nfsstat4 end_transaction(nfsstat4 status);
-  /// Leaves the export lock if held shared.
+  /// Leaves the lock table (a plain COMPOUND).
   void release_lock() {
-    if (holding_ == holding::shared) state_.txns.leave_shared();
+    if (holding_ == holding::plain || holding_ == holding::unchecked)
+      state_.txns.locks().leave_plain(holding_ == holding::unchecked);
     holding_ = holding::none;
+  }
+  /// Before an operation of a plain COMPOUND or a transaction: takes the locks or pins it
+  /// needs (a plain COMPOUND's pins add up in pinned_). NFS4_OK; NFS4ERR_DELAY (a plain
+  /// COMPOUND meets a transaction); NFS4ERR_DEADLOCK (this transaction must die).
+  nfsstat4 lock_for(const nfs4::nfs_argop4& op);
+  /// After an operation of a plain COMPOUND: notes the open states it made (which a
+  /// refusal closes again) and whether it changed anything else. `closing`: the open
+  /// stateid a CLOSE named, resolved before it ran.
+  void after_plain(const nfs4::nfs_argop4& op, const nfs4::nfs_resop4& r, const nfs4::stateid4& closing);
+  /// A plain COMPOUND refused whole: closes the open states it made, drops its pins.
+  void undo_plain();
+  void unpin() {
+    if (!pinned_.empty()) state_.txns.locks().unpin(pinned_);
+    pinned_.clear();
   }
 
   server_state& state_;
@@ -117,9 +136,19 @@ class compound_run {
   std::size_t request_size_;
   slot* slot_ = nullptr;
   bool cachethis_ = false;
-  // Isolation (txn::manager's export lock): how this COMPOUND holds it.
-  enum class holding { none, shared, single, open } holding_ = holding::none;
+  // Isolation (txn::manager's lock table): how this COMPOUND takes part. A plain one runs
+  // `unchecked` while no transaction exists, else pins each operation's objects (`plain`).
+  enum class holding { none, unchecked, plain, single, open } holding_ = holding::none;
+  std::vector<txn::lock_request> pinned_;     ///< holding::plain: its pins so far
+  bool changed_ = false;                      ///< holding::plain: it changed what a refusal cannot undo
+  struct own_open {
+    file_key file;
+    nfs4::stateid4 sid;
+  };
+  std::vector<own_open> own_opens_;           ///< holding::plain: open states it made, still open
+  bool died_ = false;                         ///< a transaction's lock conflict: rolled back
   std::unique_ptr<txn::transaction> single_;  ///< holding::single: its transaction
+  std::uint64_t open_txnid_ = 0;              ///< holding::open: the client's txnid
   bool commit_at_end_ = false;                ///< holding::open: TXN_COMMIT
   std::size_t records_at_start_ = 0;          ///< holding::open: the journal's size before this COMPOUND
   nfs4::txn_outcome4 outcome_ = nfs4::txn_outcome4::TXN_NONE;  ///< holding::open: how it stands after
@@ -150,13 +179,14 @@ nfs4::VNFS_TXN4res compound_run::start_transaction(const nfs4::VNFS_TXN4args& a,
                                                     : m.join_open(ctx_.clientid, a.txnid, ctx_.txn);
       if (res.status != nfsstat4::NFS4_OK) return res;
       holding_ = holding::open;
+      open_txnid_ = a.txnid;
       commit_at_end_ = action == txn_action4::TXN_COMMIT;
       records_at_start_ = ctx_.txn->records();
       res.outcome = static_cast<std::uint32_t>(nfs4::txn_outcome4::TXN_OPEN);
       if (action == txn_action4::TXN_ABORT) {
         holding_ = holding::none;
         ctx_.txn = nullptr;
-        res.status = m.leave_open(txn::manager::ending::abort);
+        res.status = m.leave_open(a.txnid, txn::manager::ending::abort);
         res.outcome = static_cast<std::uint32_t>(nfs4::txn_outcome4::TXN_ABORTED);
       }
       return res;
@@ -178,10 +208,10 @@ nfsstat4 compound_run::end_transaction(nfsstat4 status) {
     // A failure rolls the transaction back if this COMPOUND changed anything; one that
     // changed nothing leaves it as it was.
     using ending = txn::manager::ending;
-    const ending e = !ok ? (ctx_.txn->records() != records_at_start_ ? ending::abort : ending::keep)
+    const ending e = !ok ? (died_ || ctx_.txn->records() != records_at_start_ ? ending::abort : ending::keep)
                      : commit_at_end_ ? ending::commit
                                       : ending::keep;
-    ended = state_.txns.leave_open(e);
+    ended = state_.txns.leave_open(open_txnid_, e);
     using nfs4::txn_outcome4;
     outcome_ = e == ending::keep ? txn_outcome4::TXN_OPEN
                : e == ending::commit && ended == nfsstat4::NFS4_OK ? txn_outcome4::TXN_COMMITTED
@@ -190,6 +220,65 @@ nfsstat4 compound_run::end_transaction(nfsstat4 status) {
   ctx_.txn = nullptr;
   holding_ = holding::none;
   return ok ? ended : status;
+}
+
+nfsstat4 compound_run::lock_for(const nfs4::nfs_argop4& op) {
+  if (holding_ == holding::none || holding_ == holding::unchecked) return nfsstat4::NFS4_OK;
+  std::vector<txn::lock_request> reqs;
+  txn::op_locks(op, ctx_, holding_ != holding::plain, reqs);
+  nfsstat4 s = nfsstat4::NFS4_OK;
+  if (holding_ != holding::plain) {
+    if (!reqs.empty()) s = state_.txns.lock(*ctx_.txn, reqs);
+  } else if (!reqs.empty()) {
+    // Holding pins, it never waits (a transaction may wait for them). Holding none, it
+    // waits for a running transaction; for an idle one only if it changed something (a
+    // while), else it is refused whole at once and the client sends it again.
+    using std::chrono::milliseconds;
+    const bool holds = !pinned_.empty();
+    if (state_.txns.locks().pin(reqs, !holds, changed_ && !holds ? milliseconds(1000) : milliseconds(0)))
+      pinned_.insert(pinned_.end(), reqs.begin(), reqs.end());
+    else
+      s = nfsstat4::NFS4ERR_DELAY;
+  }
+  return s;
+}
+
+void compound_run::after_plain(const nfs4::nfs_argop4& op, const nfs4::nfs_resop4& r,
+                               const nfs4::stateid4& closing) {
+  if (changed_ || txn::changes_nothing(op)) return;
+  const bool ok = nfs4::status_of(r) == nfsstat4::NFS4_OK;
+  if (auto* o = std::get_if<nfs4::OPEN4args>(&op)) {
+    // An OPEN that made a new open state and created or truncated nothing can be undone.
+    if (!ok) return;
+    const nfs4::stateid4 sid = std::get<nfs4::OPEN4res>(r).resok4.stateid;
+    std::error_code ec;
+    const file_key key = open_state_table::key_of(ctx_.current.obj.fd(), ec);
+    if (o->openhow.opentype == nfs4::opentype4::OPEN4_CREATE || sid.seqid != 1 || ec) {
+      changed_ = true;
+      return;
+    }
+    own_opens_.push_back({key, sid});
+  } else if (std::holds_alternative<nfs4::CLOSE4args>(op)) {
+    // Closing an open state it made itself leaves nothing to undo.
+    if (!ok) return;
+    auto mine = std::find_if(own_opens_.begin(), own_opens_.end(),
+                             [&](const own_open& m) { return m.sid.other == closing.other; });
+    if (mine == own_opens_.end()) {
+      changed_ = true;
+      return;
+    }
+    own_opens_.erase(mine);
+  } else if (!(std::holds_alternative<nfs4::RECLAIM_COMPLETE4args>(op) && own_opens_.empty())) {
+    // RECLAIM_COMPLETE in front (how a client sends its first call) is answered before the
+    // refusal: the client takes its result off and sends the rest again.
+    changed_ = true;
+  }
+}
+
+void compound_run::undo_plain() {
+  for (const own_open& m : own_opens_) state_.opens.close(ctx_.clientid, m.file, nfs4::stateid4{0, m.sid.other});
+  own_opens_.clear();
+  unpin();
 }
 
 compound_run::admission compound_run::sequence(const nfs4::SEQUENCE4args& a,
@@ -321,6 +410,12 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
   }
   std::size_t max_reply = SIZE_MAX, max_cached = SIZE_MAX;
   std::size_t txn_status_at = 0;
+  // To answer a plain COMPOUND as if refused whole: where its first operation's result
+  // starts (after SEQUENCE, or after a RECLAIM_COMPLETE in front), the results before it,
+  // and that operation.
+  xdr::encoder::mark_t refuse_at, after_txn;
+  std::uint32_t refuse_count = 1;
+  nfs_opnum4 first_opnum = nfs_opnum4::OP_ILLEGAL;
   for (std::uint32_t i = 0; status == nfsstat4::NFS4_OK && i < hdr.numops; ++i) {
     // Peek at the opnum so a malformed operation can still be named in its result.
     auto peek = d.rest();
@@ -351,6 +446,7 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
             continue;
           case admission::execute:
             add_result(res);
+            refuse_at = body.mark();
             max_reply = ctx_.sess->fore.ca_maxresponsesize;
             max_cached = cachethis_ ? ctx_.sess->fore.ca_maxresponsesize_cached : SIZE_MAX;
             continue;
@@ -376,23 +472,37 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
       if (txn_op) {
         txn_status_at = body.size() + 4;  // after the result's opnum
         add_result(start_transaction(std::get<nfs4::VNFS_TXN4args>(op), hdr.numops));
+        after_txn = body.mark();
         continue;
       }
-      // Nothing of this COMPOUND has run yet: NFS4ERR_DELAY while a transaction is open.
-      // RECLAIM_COMPLETE (a client's session set-up) touches no file: it takes no lock.
-      if (opnum != nfs_opnum4::OP_RECLAIM_COMPLETE) {
-        if (nfsstat4 s = state_.txns.enter_shared(); s != nfsstat4::NFS4_OK) {
-          add_result(nfs4::make_result(opnum, s));
-          break;
-        }
-        holding_ = holding::shared;
-      }
+      holding_ = state_.txns.locks().enter_plain() ? holding::unchecked : holding::plain;
     }
     if (hdr.minorversion < 2 && is_v42_only(opnum)) {
       add_result(nfs4::ILLEGAL4res{nfsstat4::NFS4ERR_OP_ILLEGAL});
       break;
     }
+    if (nfsstat4 s = lock_for(op); s != nfsstat4::NFS4_OK) {
+      if (s == nfsstat4::NFS4ERR_DELAY && !changed_) {
+        // Nothing it did remains: refused whole, at its first operation.
+        undo_plain();
+        const nfs_opnum4 first = i == refuse_count ? opnum : first_opnum;
+        body.truncate(refuse_at);
+        count = refuse_count;
+        add_result(nfs4::make_result(first, s));
+      } else if (s == nfsstat4::NFS4ERR_DEADLOCK && holding_ == holding::single) {
+        died_ = true;  // rolled back below, then refused whole at VNFS_TXN
+      } else {
+        died_ = s == nfsstat4::NFS4ERR_DEADLOCK;
+        add_result(nfs4::make_result(opnum, s));
+      }
+      break;
+    }
+    if (i == refuse_count) first_opnum = opnum;
+    nfs4::stateid4 closing{};
+    if (auto* c = std::get_if<nfs4::CLOSE4args>(&op); c && holding_ == holding::plain)
+      (void)ctx_.resolve_stateid(c->open_stateid, closing);
     nfs4::nfs_resop4 r = execute(op);
+    if (holding_ == holding::plain) after_plain(op, r, closing);
     xdr::encoder e;
     nfs4::encode_resop(e, r);
     // RPC reply header and record mark are not part of the session's response size; the
@@ -404,9 +514,21 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
       break;
     }
     add(e, nfs4::status_of(r));
+    if (i == 1 && opnum == nfs_opnum4::OP_RECLAIM_COMPLETE && status == nfsstat4::NFS4_OK) {
+      refuse_at = body.mark();
+      refuse_count = 2;
+    }
     if (ctx_.txn) ctx_.txn->after_operation();
   }
-  if (holding_ == holding::single || holding_ == holding::open) {
+  if (died_ && holding_ == holding::single) {
+    // Rolled back whole: answered as a transaction that did not begin (the client sends
+    // the COMPOUND again).
+    end_transaction(nfsstat4::NFS4ERR_DELAY);
+    body.truncate(after_txn);
+    count = 2;
+    status = nfsstat4::NFS4ERR_DELAY;
+    body.patch_u32(txn_status_at, static_cast<std::uint32_t>(status));
+  } else if (holding_ == holding::single || holding_ == holding::open) {
     const bool open = holding_ == holding::open;
     nfsstat4 ended = end_transaction(status);
     if (ended != status) {  // the commit failed: VNFS_TXN's result and the COMPOUND say why
@@ -415,6 +537,7 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
     }
     if (open) body.patch_u32(txn_status_at + 4, static_cast<std::uint32_t>(outcome_));  // how it stands now
   }
+  unpin();
   release_lock();
   body.patch_u32(status_at, static_cast<std::uint32_t>(status));
   body.patch_u32(count_at, count);

@@ -241,6 +241,37 @@ TEST_CASE("a transaction whose last operation fails leaves the export as it was"
   }
 }
 
+TEST_CASE("the opens of a rolled-back transaction are released; a committed one's stay", "[txn]") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "tx");
+  populate(srv.export_dir() / wd);
+  txn_client t(srv, wd);
+  const auto data = pattern(100, 31);
+  for (const bool fail : {true, false}) {
+    INFO((fail ? "rolled back" : "committed"));
+    std::vector<nfs_argop4> ops{SAVEFH4args{}, open_args(t.c, "f", false), write_args(0, data), RESTOREFH4args{},
+                                open_args(t.c, "fresh", true)};
+    if (fail) ops.push_back(failing_op());
+    COMPOUND4res r = t.run(std::move(ops));
+    REQUIRE(r.status == (fail ? nfsstat4::NFS4ERR_BADHANDLE : nfsstat4::NFS4_OK));
+    const stateid4 existing = result_at<OPEN4res>(r, t.at(1)).resok4.stateid;
+    const stateid4 created = result_at<OPEN4res>(r, t.at(4)).resok4.stateid;
+    CHECK(existing.seqid == 1);
+    CHECK(created.seqid == 1);
+    // Outside the transaction: the client is told the open states are gone.
+    COMPOUND4res st = t.c.call({TEST_STATEID4args{{existing, created}}});
+    REQUIRE(st.status == nfsstat4::NFS4_OK);
+    const nfsstat4 expect = fail ? nfsstat4::NFS4ERR_BAD_STATEID : nfsstat4::NFS4_OK;
+    CHECK(result_at<TEST_STATEID4res>(st, 1).resok4.tsr_status_codes == std::vector<nfsstat4>{expect, expect});
+    if (!fail) {  // the committed opens are the client's to close
+      for (const auto& [name, sid] : {std::pair{"f", existing}, std::pair{"fresh", created}}) {
+        COMPOUND4res c = t.c.run({LOOKUP4args{name}, CLOSE4args{0, sid}});
+        CHECK(c.status == nfsstat4::NFS4_OK);
+      }
+    }
+  }
+}
+
 TEST_CASE("committed transactions leave exactly their changes", "[txn]") {
   test_server& srv = server_of(server_kind::vnfsd);
   const std::string wd = new_workdir(srv, "tx");

@@ -85,6 +85,18 @@ class encoder {
     own_[at + 3] = std::byte(v);
   }
 
+  /// A position in the encoding, to go back to with truncate().
+  struct mark_t {
+    std::size_t own = 0, pieces = 0, referenced = 0;
+  };
+  mark_t mark() const { return {own_.size(), pieces_.size(), referenced_}; }
+  /// Drops everything encoded after `m` (a mark() of this encoder).
+  void truncate(const mark_t& m) {
+    own_.resize(m.own);
+    pieces_.resize(m.pieces);
+    referenced_ = m.referenced;
+  }
+
   /// Total encoded length in bytes, referenced pieces included.
   std::size_t size() const { return own_.size() + referenced_; }
   /// Bytes referenced rather than copied so far.

@@ -295,6 +295,13 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
 
   nfs4::stateid4 sid;
   if (nfsstat4 st = table.open(req, sid); st != nfsstat4::NFS4_OK) return fail(st);
+  if (ctx.txn && sid.seqid == 1) {
+    // A new open state, made inside a transaction: a rollback closes it (the client then
+    // meets NFS4ERR_BAD_STATEID with it), as if the OPEN never ran.
+    ctx.txn->on_rollback([&table, client = ctx.clientid, key, any = nfs4::stateid4{0, sid.other}] {
+      table.close(client, key, any);
+    });
+  }
 
   if (a.claim.claim == nfs4::open_claim_type4::CLAIM_NULL)
     cinfo.after = created ? change_of(ctx.current.obj) : cinfo.before;

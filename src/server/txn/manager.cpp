@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -128,6 +129,7 @@ std::unique_ptr<transaction> manager::begin(std::uint64_t clientid, std::uint64_
   fs::scoped_fs_root as_root;
   int sfd = state_fd(ec);
   if (ec) return nullptr;
+  const std::uint64_t owner = locks_.enroll();
   const std::string prefix = prefix_of(next_id_++);
   // The data file first: the journal's creation fsyncs the directory, which makes both
   // names durable.
@@ -135,6 +137,7 @@ std::unique_ptr<transaction> manager::begin(std::uint64_t clientid, std::uint64_
                               O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!data) {
     ec = last_error();
+    locks_.release(owner);
     return nullptr;
   }
   journal_writer j = journal_writer::create(sfd, prefix + std::string(journal_suffix),
@@ -142,10 +145,11 @@ std::unique_ptr<transaction> manager::begin(std::uint64_t clientid, std::uint64_
   if (ec) {
     ::unlinkat(sfd, (prefix + ".data").c_str(), 0);
     ::unlinkat(sfd, (prefix + std::string(journal_suffix)).c_str(), 0);
+    locks_.release(owner);
     return nullptr;
   }
   crash_point();
-  return std::make_unique<transaction>(*this, prefix, std::move(j), std::move(data));
+  return std::make_unique<transaction>(*this, owner, prefix, std::move(j), std::move(data));
 }
 
 outcome_log* manager::outcomes(std::error_code& ec) {
@@ -163,24 +167,7 @@ outcome_log* manager::outcomes(std::error_code& ec) {
   return outcomes_.get();
 }
 
-// ---- the export lock --------------------------------------------------------------------
-
-nfs4::nfsstat4 manager::enter_shared() {
-  std::unique_lock g(mu_);
-  reap_locked(g);
-  for (;;) {
-    if (open_) return nfs4::nfsstat4::NFS4ERR_DELAY;
-    if (!exclusive_ && exclusive_waiting_ == 0) break;
-    cv_.wait(g);  // a running COMPOUND's transaction: ends with its COMPOUND
-  }
-  ++shared_;
-  return nfs4::nfsstat4::NFS4_OK;
-}
-
-void manager::leave_shared() {
-  std::lock_guard g(mu_);
-  if (--shared_ == 0) cv_.notify_all();
-}
+// ---- isolation and the open transactions ------------------------------------------------
 
 namespace {
 
@@ -191,31 +178,36 @@ nfs4::nfsstat4 status_of(const std::error_code& ec) {
 
 }  // namespace
 
-nfs4::nfsstat4 manager::acquire_exclusive(std::unique_lock<std::mutex>& g) {
-  ++exclusive_waiting_;
-  cv_.wait(g, [&] { return open_ || (!exclusive_ && shared_ == 0); });
-  --exclusive_waiting_;
-  if (open_) {
-    cv_.notify_all();  // shared waiters may go on (to their NFS4ERR_DELAY)
-    return nfs4::nfsstat4::NFS4ERR_DELAY;
+nfs4::nfsstat4 manager::lock(transaction& t, std::span<const lock_request> reqs) {
+  for (;;) {  // each wound ends one other transaction: finitely many rounds
+    std::uint64_t victim = 0;
+    switch (locks_.lock(t.lock_owner(), reqs, victim)) {
+      case lock_table::verdict::granted:
+        return nfs4::nfsstat4::NFS4_OK;
+      case lock_table::verdict::die:
+        return nfs4::nfsstat4::NFS4ERR_DEADLOCK;
+      case lock_table::verdict::wound:
+        wound(victim);
+        break;
+    }
   }
-  exclusive_ = true;
-  return nfs4::nfsstat4::NFS4_OK;
+}
+
+void manager::wound(std::uint64_t owner) {
+  std::unique_lock g(mu_);
+  for (auto it = open_.begin(); it != open_.end(); ++it) {
+    if (it->second->t->lock_owner() != owner) continue;
+    if (!it->second->busy) roll_back_idle(g, it);
+    return;  // busy: a COMPOUND runs in it now, and the lock table waits for it
+  }
 }
 
 nfs4::nfsstat4 manager::begin_single(std::uint64_t clientid, std::uint64_t client_txnid,
                                      std::unique_ptr<transaction>& out) {
-  std::unique_lock g(mu_);
-  reap_locked(g);
-  if (nfs4::nfsstat4 s = acquire_exclusive(g); s != nfs4::nfsstat4::NFS4_OK) return s;
-  g.unlock();  // the lock is ours: the journal is made without blocking the others' checks
+  reap();
   std::error_code ec;
   out = begin(clientid, client_txnid, ec);
-  if (!ec) return nfs4::nfsstat4::NFS4_OK;
-  g.lock();
-  exclusive_ = false;
-  cv_.notify_all();
-  return status_of(ec);
+  return ec ? status_of(ec) : nfs4::nfsstat4::NFS4_OK;
 }
 
 nfs4::nfsstat4 manager::end_single(std::unique_ptr<transaction> t, bool ok) {
@@ -228,10 +220,7 @@ nfs4::nfsstat4 manager::end_single(std::unique_ptr<transaction> t, bool ok) {
   } else {
     t->rollback();
   }
-  t.reset();
-  std::lock_guard g(mu_);
-  exclusive_ = false;
-  cv_.notify_all();
+  locks_.release(t->lock_owner());
   return result;
 }
 
@@ -239,46 +228,55 @@ nfs4::nfsstat4 manager::begin_open(std::uint64_t clientid, std::uint64_t client_
   std::error_code ec;
   outcomes(ec);  // the outcome log must work before a transaction that needs it begins
   if (ec) return status_of(ec);
-  std::unique_lock g(mu_);
-  reap_locked(g);
-  if (nfs4::nfsstat4 s = acquire_exclusive(g); s != nfs4::nfsstat4::NFS4_OK) return s;
-  g.unlock();
-  std::unique_ptr<transaction> t = begin(clientid, client_txnid, ec);
-  g.lock();
-  if (ec) {
-    exclusive_ = false;
-    cv_.notify_all();
-    return status_of(ec);
+  reap();
+  {
+    std::lock_guard g(mu_);
+    if (open_.contains(client_txnid)) return nfs4::nfsstat4::NFS4ERR_INVAL;
   }
-  open_ = std::make_unique<open_txn>();
-  open_->t = std::move(t);
-  open_->clientid = clientid;
-  open_->txnid = client_txnid;
-  open_->deadline = std::chrono::steady_clock::now() + lim_.max_age;
-  open_->busy = true;
-  out = open_->t.get();
+  std::unique_ptr<transaction> t = begin(clientid, client_txnid, ec);
+  if (ec) return status_of(ec);
+  std::lock_guard g(mu_);
+  if (open_.contains(client_txnid)) {  // the same txnid began meanwhile
+    t->rollback();
+    locks_.release(t->lock_owner());
+    return nfs4::nfsstat4::NFS4ERR_INVAL;
+  }
+  auto o = std::make_unique<open_txn>();
+  o->t = std::move(t);
+  o->clientid = clientid;
+  o->deadline = std::chrono::steady_clock::now() + lim_.max_age;
+  o->busy = true;
+  out = o->t.get();
+  open_.emplace(client_txnid, std::move(o));
   return nfs4::nfsstat4::NFS4_OK;
 }
 
 nfs4::nfsstat4 manager::join_open(std::uint64_t clientid, std::uint64_t client_txnid, transaction*& out) {
   std::unique_lock g(mu_);
-  auto mine = [&] { return open_ && open_->txnid == client_txnid && open_->clientid == clientid; };
-  cv_.wait(g, [&] { return !mine() || !open_->busy; });  // one COMPOUND in it at a time
+  auto find = [&]() -> open_txn* {
+    auto it = open_.find(client_txnid);
+    return it != open_.end() && it->second->clientid == clientid ? it->second.get() : nullptr;
+  };
+  cv_.wait(g, [&] { return !find() || !find()->busy; });  // one COMPOUND in it at a time
   reap_locked(g);
-  if (!mine()) return nfs4::nfsstat4::NFS4ERR_EXPIRED;
-  open_->busy = true;
-  out = open_->t.get();
+  open_txn* o = find();
+  if (!o) return nfs4::nfsstat4::NFS4ERR_EXPIRED;
+  o->busy = true;
+  locks_.set_busy(o->t->lock_owner(), true);
+  out = o->t.get();
   return nfs4::nfsstat4::NFS4_OK;
 }
 
-nfs4::nfsstat4 manager::leave_open(ending end) {
+nfs4::nfsstat4 manager::leave_open(std::uint64_t client_txnid, ending end) {
   std::unique_lock g(mu_);
+  open_txn* o = open_.at(client_txnid).get();
   if (end == ending::keep) {
-    open_->busy = false;
+    o->busy = false;
+    locks_.set_busy(o->t->lock_owner(), false);
     cv_.notify_all();
     return nfs4::nfsstat4::NFS4_OK;
   }
-  transaction* t = open_->t.get();
+  transaction* t = o->t.get();
   g.unlock();  // busy: nobody else touches it
   nfs4::nfsstat4 result = nfs4::nfsstat4::NFS4_OK;
   bool committed = false;
@@ -293,29 +291,29 @@ nfs4::nfsstat4 manager::leave_open(ending end) {
     t->rollback();
   }
   g.lock();
-  close_open(g, committed);
+  close_open(g, client_txnid, committed);
   return result;
 }
 
-void manager::close_open(std::unique_lock<std::mutex>& g, bool committed) {
-  const std::uint64_t id = open_->txnid;
+void manager::close_open(std::unique_lock<std::mutex>& g, std::uint64_t txnid, bool committed) {
   g.unlock();
   std::error_code ec;
   outcome_log* log = outcomes(ec);
-  if (!ec) ec = log->record(id, committed ? nfs4::txn_outcome4::TXN_COMMITTED : nfs4::txn_outcome4::TXN_ABORTED);
+  if (!ec) ec = log->record(txnid, committed ? nfs4::txn_outcome4::TXN_COMMITTED : nfs4::txn_outcome4::TXN_ABORTED);
   if (ec)
     std::fprintf(stderr, "vnfsd: cannot record the outcome of transaction %016llx (%s): TXN_STATUS answers unknown\n",
-                 static_cast<unsigned long long>(id), ec.message().c_str());
+                 static_cast<unsigned long long>(txnid), ec.message().c_str());
   g.lock();
-  open_.reset();
-  exclusive_ = false;
+  auto it = open_.find(txnid);
+  locks_.release(it->second->t->lock_owner());
+  open_.erase(it);
   cv_.notify_all();
 }
 
 nfs4::txn_outcome4 manager::outcome_of(std::uint64_t client_txnid) {
   {
     std::lock_guard g(mu_);
-    if (open_ && open_->txnid == client_txnid) return nfs4::txn_outcome4::TXN_OPEN;
+    if (open_.contains(client_txnid)) return nfs4::txn_outcome4::TXN_OPEN;
   }
   std::error_code ec;
   outcome_log* log = outcomes(ec);
@@ -324,7 +322,8 @@ nfs4::txn_outcome4 manager::outcome_of(std::uint64_t client_txnid) {
 
 void manager::client_gone(std::uint64_t clientid) {
   std::lock_guard g(mu_);
-  if (open_ && open_->clientid == clientid) open_->client_gone = true;
+  for (auto& [id, o] : open_)
+    if (o->clientid == clientid) o->client_gone = true;
 }
 
 void manager::reap() {
@@ -333,14 +332,25 @@ void manager::reap() {
 }
 
 void manager::reap_locked(std::unique_lock<std::mutex>& g) {
-  if (!open_ || open_->busy) return;
-  if (!open_->client_gone && std::chrono::steady_clock::now() < open_->deadline) return;
-  open_->busy = true;  // ours now
-  transaction* t = open_->t.get();
+  for (;;) {  // one at a time: the map may change while one is rolled back
+    const auto now = std::chrono::steady_clock::now();
+    auto it = std::find_if(open_.begin(), open_.end(), [&](const auto& e) {
+      return !e.second->busy && (e.second->client_gone || now >= e.second->deadline);
+    });
+    if (it == open_.end()) return;
+    roll_back_idle(g, it);
+  }
+}
+
+void manager::roll_back_idle(std::unique_lock<std::mutex>& g, open_map::iterator it) {
+  const std::uint64_t txnid = it->first;
+  open_txn* o = it->second.get();
+  o->busy = true;  // ours now
+  locks_.set_busy(o->t->lock_owner(), true);
   g.unlock();
-  t->rollback();
+  o->t->rollback();
   g.lock();
-  close_open(g, false);
+  close_open(g, txnid, false);
 }
 
 bool manager::hidden(const fs::object& dir, std::string_view name) const noexcept {

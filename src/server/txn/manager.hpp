@@ -1,5 +1,5 @@
 // vnfsd transactions: what one server instance shares between its transactions — the
-// state directory, the isolation lock, recovery at start-up, limits and the crash-injection
+// state directory, the lock table, recovery at start-up, limits and the crash-injection
 // point for tests (docs/transactions.md).
 #pragma once
 
@@ -7,12 +7,15 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string_view>
 #include <system_error>
 
 #include "server/fs/export_root.hpp"
+#include "server/txn/lock_table.hpp"
 #include "server/txn/outcome_log.hpp"
 #include "vnfs/nfs4/types.hpp"
 
@@ -51,52 +54,48 @@ class manager {
   const limits& lim() const noexcept { return lim_; }
   const fs::export_root& exp() const noexcept { return exp_; }
 
-  // ---- Isolation: one lock over the export. A transaction holds it exclusively from its
-  // begin to its end (a multi-COMPOUND one across its COMPOUNDs), every other COMPOUND
-  // holds it shared while it runs. Transactions are therefore serialized, cannot deadlock
-  // (one lock, taken once), and no COMPOUND runs while one is open, so none can observe
-  // uncommitted state. Waiting is bounded: for a COMPOUND that holds the lock (it runs to
-  // its end), never for an open multi-COMPOUND transaction, which can last until max_age:
-  // those calls answer NFS4ERR_DELAY instead, so the worker threads stay free for the
-  // COMPOUNDs that join it. Writers are preferred (a waiting transaction holds back new
-  // shared holders).
+  // ---- Isolation: per-object locks (lock_table.hpp). A transaction locks each object an
+  // operation of it touches before the operation runs and holds the locks to its end; a
+  // plain COMPOUND pins them for one operation at a time (or runs unchecked while no
+  // transaction exists). Conflicts between transactions go by age: wait-die, and an older
+  // one wounds (rolls back) a younger idle holder.
 
-  /// A plain COMPOUND: NFS4_OK with the lock held shared (release with leave_shared()), or
-  /// NFS4ERR_DELAY while a multi-COMPOUND transaction is open.
-  nfs4::nfsstat4 enter_shared();
-  void leave_shared();
+  lock_table& locks() noexcept { return locks_; }
+  /// Takes the locks one operation of transaction `t` needs (waiting, or rolling back
+  /// younger idle holders, as lock_table says). NFS4ERR_DEADLOCK: `t` must die (an older
+  /// transaction holds one of them); the caller rolls it back.
+  nfs4::nfsstat4 lock(transaction& t, std::span<const lock_request> reqs);
 
-  /// A single-COMPOUND transaction: begins it with the lock held exclusively; the caller
-  /// ends it with end_single(). NFS4ERR_DELAY while a multi-COMPOUND transaction is open;
-  /// another error if the journal could not be made (nothing ran).
+  /// A single-COMPOUND transaction: begins it (enrolled in the lock table); the caller ends
+  /// it with end_single(). An error if the journal could not be made (nothing ran).
   nfs4::nfsstat4 begin_single(std::uint64_t clientid, std::uint64_t client_txnid, std::unique_ptr<transaction>& out);
-  /// Commits (`ok`) or rolls back the transaction of begin_single() and releases the lock.
+  /// Commits (`ok`) or rolls back the transaction of begin_single() and releases its locks.
   /// Returns NFS4_OK, or why the commit failed (then everything was rolled back).
   nfs4::nfsstat4 end_single(std::unique_ptr<transaction> t, bool ok);
 
-  // ---- Multi-COMPOUND transactions (TXN_BEGIN .. TXN_COMMIT / TXN_ABORT). At most one is
-  // open (it holds the lock exclusively). Only one COMPOUND runs in it at a time.
+  // ---- Multi-COMPOUND transactions (TXN_BEGIN .. TXN_COMMIT / TXN_ABORT), any number open
+  // at once, named by the client's txnid. Only one COMPOUND runs in each at a time.
 
   /// TXN_BEGIN: opens transaction `client_txnid` for `clientid` and returns it for this
-  /// COMPOUND to run in; release it with leave_open(). NFS4ERR_DELAY while another is open.
+  /// COMPOUND to run in; release it with leave_open(). NFS4ERR_INVAL if that txnid is open.
   nfs4::nfsstat4 begin_open(std::uint64_t clientid, std::uint64_t client_txnid, transaction*& out);
   /// TXN_JOIN / TXN_COMMIT / TXN_ABORT: the open transaction `client_txnid` of `clientid`
   /// for this COMPOUND; waits while another COMPOUND runs in it. NFS4ERR_EXPIRED if it is
   /// not open (it ended, was rolled back, or never began: TXN_STATUS tells).
   nfs4::nfsstat4 join_open(std::uint64_t clientid, std::uint64_t client_txnid, transaction*& out);
-  /// After a COMPOUND ran in the open transaction: `end` keep (stay open), commit or abort
-  /// (roll back). Returns NFS4_OK, or why the commit failed (then it was rolled back). The
-  /// outcome is in the outcome log when a commit or abort returns.
+  /// After a COMPOUND ran in open transaction `client_txnid`: `end` keep (stay open), commit
+  /// or abort (roll back). Returns NFS4_OK, or why the commit failed (then it was rolled
+  /// back). The outcome is in the outcome log when a commit or abort returns.
   enum class ending { keep, commit, abort };
-  nfs4::nfsstat4 leave_open(ending end);
+  nfs4::nfsstat4 leave_open(std::uint64_t client_txnid, ending end);
   /// TXN_STATUS.
   nfs4::txn_outcome4 outcome_of(std::uint64_t client_txnid);
 
   /// A client record went (lease expiry, or a new instance of the client): its open
-  /// transaction is rolled back at the next reap() or lock request. Never blocks for long.
+  /// transactions are rolled back at the next reap() or begin. Never blocks for long.
   void client_gone(std::uint64_t clientid);
-  /// Rolls back an open transaction that is idle and past max_age or whose client is gone.
-  /// Called periodically (vnfsd's reaper, on a worker thread) and by every lock request.
+  /// Rolls back the open transactions that are idle and past max_age or whose client is
+  /// gone. Called periodically (vnfsd's reaper, on a worker thread) and by every begin.
   void reap();
 
   /// Whether `name` in `dir` is the state directory (hidden from clients).
@@ -112,32 +111,33 @@ class manager {
   void recover();
   std::unique_ptr<transaction> begin(std::uint64_t clientid, std::uint64_t client_txnid, std::error_code& ec);
   outcome_log* outcomes(std::error_code& ec);
-  /// Takes the export lock exclusively (mu_ held), unless a multi-COMPOUND transaction is
-  /// open or opens meanwhile (NFS4ERR_DELAY).
-  nfs4::nfsstat4 acquire_exclusive(std::unique_lock<std::mutex>& g);
-  /// Records the outcome of the open transaction and closes it (releasing the lock). mu_ held.
-  void close_open(std::unique_lock<std::mutex>& g, bool committed);
+  struct open_txn {
+    std::unique_ptr<transaction> t;
+    std::uint64_t clientid = 0;
+    std::chrono::steady_clock::time_point deadline;
+    bool busy = false;        ///< a COMPOUND runs in it (or it is being rolled back)
+    bool client_gone = false;
+  };
+  using open_map = std::map<std::uint64_t, std::unique_ptr<open_txn>>;  // by client txnid
+  /// Rolls back the idle open transaction `it` (mu_ held, released meanwhile), records the
+  /// outcome and closes it.
+  void roll_back_idle(std::unique_lock<std::mutex>& g, open_map::iterator it);
+  /// Records the outcome of open transaction `txnid`, closes it and releases its locks. mu_ held.
+  void close_open(std::unique_lock<std::mutex>& g, std::uint64_t txnid, bool committed);
   /// reap() with mu_ held.
   void reap_locked(std::unique_lock<std::mutex>& g);
+  /// Rolls back the open transaction whose lock owner is `owner` if it is idle.
+  void wound(std::uint64_t owner);
 
   const fs::export_root& exp_;
   const bool enabled_;
   const limits lim_;
 
-  // The export lock and the open transaction (guarded by mu_).
+  lock_table locks_;
+  // The open multi-COMPOUND transactions (guarded by mu_).
   std::mutex mu_;
   std::condition_variable cv_;
-  unsigned shared_ = 0;
-  bool exclusive_ = false;
-  unsigned exclusive_waiting_ = 0;
-  struct open_txn {
-    std::unique_ptr<transaction> t;
-    std::uint64_t clientid = 0, txnid = 0;
-    std::chrono::steady_clock::time_point deadline;
-    bool busy = false;        ///< a COMPOUND runs in it
-    bool client_gone = false;
-  };
-  std::unique_ptr<open_txn> open_;
+  open_map open_;
 
   std::mutex state_mu_;
   fs::unique_fd state_;

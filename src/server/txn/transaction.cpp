@@ -48,8 +48,8 @@ saved_attrs to_saved(const fs::attributes& a) {
 
 }  // namespace
 
-transaction::transaction(manager& m, std::string prefix, journal_writer j, fs::unique_fd data)
-    : m_(m), prefix_(std::move(prefix)), journal_(std::move(j)), data_(std::move(data)) {}
+transaction::transaction(manager& m, std::uint64_t owner, std::string prefix, journal_writer j, fs::unique_fd data)
+    : m_(m), owner_(owner), prefix_(std::move(prefix)), journal_(std::move(j)), data_(std::move(data)) {}
 
 transaction::~transaction() {
   if (!done_) rollback();
@@ -187,6 +187,8 @@ void transaction::rollback() {
   if ((ec = undo(m_.exp(), sfd, data_.get(), records_))) stop_server("rollback", ec);
   if ((ec = finish(sfd, prefix_, prefix_ + ".journal", [this] { m_.crash_point(); })))
     stop_server("clean-up", ec);
+  for (auto& release : releases_) release();
+  releases_.clear();
 }
 
 }  // namespace vnfs::server::txn

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -23,8 +24,9 @@ class manager;
 
 class transaction {
  public:
-  /// Made by manager::begin(); `prefix` names the transaction's files in the state directory.
-  transaction(manager& m, std::string prefix, journal_writer j, fs::unique_fd data);
+  /// Made by manager::begin(); `owner` is its age stamp in the lock table, `prefix` names
+  /// its files in the state directory.
+  transaction(manager& m, std::uint64_t owner, std::string prefix, journal_writer j, fs::unique_fd data);
   /// Rolls back if neither commit() nor rollback() ran (an exception left the COMPOUND).
   ~transaction();
   transaction(const transaction&) = delete;
@@ -50,6 +52,13 @@ class transaction {
   std::error_code protect_rename(const fs::object& from_dir, std::string_view from_name,
                                  const fs::object& to_dir, std::string_view to_name);
 
+  /// After a rollback, `release` runs (once): it undoes state the transaction made outside
+  /// the export, e.g. the open state of an OPEN inside it.
+  void on_rollback(std::function<void()> release) { releases_.push_back(std::move(release)); }
+
+  /// Its lock owner (age stamp) in manager::locks().
+  std::uint64_t lock_owner() const noexcept { return owner_; }
+
   /// Records in the journal so far (a COMPOUND that changed something added some).
   std::size_t records() const noexcept { return records_.size(); }
 
@@ -69,6 +78,7 @@ class transaction {
   std::error_code remember(const fs::object& obj, std::vector<std::byte>& fh, saved_attrs* first = nullptr);
 
   manager& m_;
+  std::uint64_t owner_;
   std::string prefix_;
   journal_writer journal_;
   fs::unique_fd data_;          ///< range backups, appended at 4 KiB-aligned offsets
@@ -78,6 +88,7 @@ class transaction {
   std::vector<record> records_;  ///< what the journal holds, for rollback
   /// Objects whose attributes are saved: (device, inode) → index of their rec_attrs.
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> saved_;
+  std::vector<std::function<void()>> releases_;  ///< on_rollback()
   bool done_ = false;
 };
 
