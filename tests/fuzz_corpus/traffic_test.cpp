@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../fuzz/client_call.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/nfs4/nfs4.hpp"
 #include "vnfs/rpc/message.hpp"
@@ -128,8 +129,9 @@ TEST_CASE("the traffic of a client's work decodes call by call and reply by repl
   CHECK(calls.size() >= compounds);
 
   std::map<std::uint32_t, std::size_t> call_by_xid;
+  std::map<std::uint32_t, std::vector<nfs_argop4>> ops_by_xid;
   std::set<nfs_opnum4> seen;
-  std::vector<std::vector<std::byte>> args_seeds, results_seeds, request_seeds;
+  std::vector<std::vector<std::byte>> args_seeds, results_seeds, request_seeds, client_reply_seeds;
   for (std::size_t i = 0; i < calls.size(); ++i) {
     xdr::decoder d(calls[i]);
     rpc::call_header h = rpc::decode_call(d);
@@ -140,6 +142,7 @@ TEST_CASE("the traffic of a client's work decodes call by call and reply by repl
     auto args = xdr::from_bytes<COMPOUND4args>(body);
     CHECK(xdr::to_bytes(args) == body);  // the codec writes exactly what the client sent
     for (const auto& op : args.argarray) seen.insert(opnum_of(op));
+    ops_by_xid[h.xid] = args.argarray;
     args_seeds.push_back(body);
     // server_requests: an even first byte and the whole call record ...
     std::vector<std::byte> raw{std::byte{0}};
@@ -165,6 +168,13 @@ TEST_CASE("the traffic of a client's work decodes call by call and reply by repl
     if (body.empty()) continue;  // NULL
     auto res = xdr::from_bytes<COMPOUND4res>(body);
     results_seeds.push_back(body);
+    // client_replies and rdma_replies: a control byte 0 (whole, honest), the call, the record.
+    if (auto call = fuzz::describe_call(ops_by_xid[h.xid])) {
+      std::vector<std::byte> seed{std::byte{0}};
+      seed.insert(seed.end(), call->begin(), call->end());
+      seed.insert(seed.end(), rec.begin(), rec.end());
+      client_reply_seeds.push_back(seed);
+    }
   }
   // What the workload exercised, so that the seeds cover it.
   for (nfs_opnum4 op : {nfs_opnum4::OP_EXCHANGE_ID, nfs_opnum4::OP_CREATE_SESSION, nfs_opnum4::OP_SEQUENCE,
@@ -181,6 +191,10 @@ TEST_CASE("the traffic of a client's work decodes call by call and reply by repl
     for (auto& s : args_seeds) write_seed(out / "nfs4_compound_args", s);
     for (auto& s : results_seeds) write_seed(out / "nfs4_compound_results", s);
     for (auto& s : request_seeds) write_seed(out / "server_requests", s);
+    for (auto& s : client_reply_seeds) {
+      write_seed(out / "client_replies", s);
+      write_seed(out / "rdma_replies", s);
+    }
     // rpc_messages: a cut seed byte, then the first records of each stream as sent.
     for (const auto* stream : {&calls_streams[0], &reply_streams[0]}) {
       std::vector<std::byte> seed{std::byte{7}};

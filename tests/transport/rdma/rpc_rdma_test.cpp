@@ -1,14 +1,23 @@
 // RPC-over-RDMA v1 over the cma provider, below NFS: chunk choice and placement, RDMA_ERROR
 // paths, RFC 8797 inline thresholds, credits. The "RPC program" here is a toy whose calls
-// are [xid][op][args] and whose replies the handler builds per op.
+// are [xid][op][args] and whose replies the handler builds per op. Hostile peers at the end:
+// chunks beyond, beside or without registrations, messages above the inline size.
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <random>
 
 #include "fabric_fixture.hpp"
+#include "transport/rdma/cma/cma_fabric.hpp"
 #include "transport/rdma/chunks.hpp"
 #include "transport/rdma/rpc_client.hpp"
 #include "transport/rdma/rpc_server.hpp"
+#include "vnfs/test/reliability.hpp"
 
 using namespace vnfs;
 using namespace vnfs::test;
@@ -714,4 +723,206 @@ TEST_CASE("rpc/rdma bounded memory: oversized Read chunks are refused before any
   REQUIRE(third.closed_f.wait_for(wait_limit) == std::future_status::ready);
   CHECK(s.server->connection_count() == 2);
   CHECK(raw.ep->is_open());
+}
+
+TEST_CASE("rpc/rdma hostile peer: chunks beside, beyond or without a registration get ERR_CHUNK; no byte around them changes") {
+  io_thread t;
+  toy_server s(t);
+  raw_client raw(t, s.server->port());
+  std::vector<std::byte> mem(8192, std::byte{0x5a});
+  const std::vector<std::byte> pristine = mem;
+  // The peer's registrations: [1024, 5120) of mem, once for the server to write, once to read.
+  auto wr = raw.fab->register_memory(mem.data() + 1024, 4096, rdma::remote_access::write);
+  auto rd = raw.fab->register_memory(mem.data() + 1024, 4096, rdma::remote_access::read);
+  rr::segment stale;
+  {
+    auto gone = raw.fab->register_memory(mem.data() + 1024, 4096, rdma::remote_access::read_write);
+    stale = gone->segment(0, 100);
+  }  // deregistered: its handle is never valid again
+
+  std::uint32_t xid = 100;
+  std::uint64_t refused = 0;
+  auto expect_refused = [&](std::uint32_t x) {
+    auto e = raw.next();
+    CHECK(e.xid == x);
+    CHECK(e.type == rr::msg_type::rdma_error);
+    CHECK(e.error == rr::error_code::err_chunk);
+    CHECK(mem == pristine);
+    CHECK(raw.ep->is_open());
+    ++refused;
+  };
+  // A READ-like reply of 150 bytes into a Write chunk the peer advertises.
+  auto read_into = [&](rr::segment seg) {
+    rr::header h;
+    h.xid = ++xid;
+    h.credits = 4;
+    h.write_list = {rr::write_chunk{{seg}}};
+    raw.send(h, words({xid, op_read, 150}));
+    return xid;
+  };
+  rr::segment past_end = wr->segment(4000, 96);
+  past_end.length = 200;  // 104 bytes beyond the registration
+  expect_refused(read_into(past_end));
+  rr::segment before = wr->segment(0, 100);
+  before.offset -= 16;  // starts 16 bytes before it
+  expect_refused(read_into(before));
+  rr::segment forged = wr->segment(0, 200);
+  forged.handle ^= 0x5a5a5a5a;
+  expect_refused(read_into(forged));
+  expect_refused(read_into(stale));              // a handle reused after deregistration
+  expect_refused(read_into(rd->segment(0, 200)));  // a registration the server may only read
+
+  // A long reply (6000 bytes) into a Reply chunk advertised beyond the registration.
+  {
+    rr::header h;
+    h.xid = ++xid;
+    h.credits = 4;
+    rr::segment seg = wr->segment(0, 4096);
+    seg.length = 7000;
+    h.reply_chunk = rr::write_chunk{{seg}};
+    raw.send(h, words({xid, op_big, 6000}));
+    expect_refused(xid);
+  }
+  // Read chunks (call data the server pulls) beyond, without, or against the right.
+  const std::uint64_t calls_before = s.server->stats().calls;
+  auto pull_from = [&](rr::segment seg) {
+    rr::header h;
+    h.xid = ++xid;
+    h.credits = 4;
+    h.read_list = {{8, seg}};
+    raw.send(h, words({xid, op_digest}));
+    return xid;
+  };
+  rr::segment read_past = rd->segment(4000, 96);
+  read_past.length = 200;
+  expect_refused(pull_from(read_past));
+  expect_refused(pull_from(stale));
+  expect_refused(pull_from(wr->segment(0, 100)));  // write-only for the server
+  CHECK(s.server->stats().calls == calls_before);   // none of them reached the RPC layer
+  CHECK(s.server->stats().bytes_rdma_read == 0);
+
+  // The connection still serves: a Write chunk inside the registration gets exactly the payload.
+  std::uint32_t ok = read_into(wr->segment(100, 200));
+  auto r = raw.next();
+  CHECK(r.xid == ok);
+  CHECK(r.type == rr::msg_type::rdma_msg);
+  REQUIRE(r.write_list.size() == 1);
+  REQUIRE(r.write_list[0].segments.size() == 1);
+  CHECK(r.write_list[0].segments[0].length == 150);
+  std::vector<std::byte> expected = pristine;
+  std::copy_n(s.read_data->begin(), 150, expected.begin() + 1024 + 100);
+  CHECK(mem == expected);
+  const auto st = s.server->stats();
+  CHECK(st.err_chunk_sent == refused);
+  CHECK(refused == 9);
+  CHECK(st.bytes_rdma_written == 150);
+  CHECK(st.credit_violations == 0);
+  CHECK(s.server->connection_count() == 1);
+  record_reliability(
+      "test_transport_rdma_rpc (hostile chunks)",
+      "9 calls with chunks outside the peer's registrations (Write chunks past the end, before the start, forged, "
+      "reused after deregistration, read-only; a Reply chunk past the end; Read chunks past the end, reused, "
+      "write-only), then 1 correct call, on one connection",
+      "RDMA_ERROR ERR_CHUNK with the call's xid for each; all 8192 bytes around and inside the registrations "
+      "unchanged; the connection up; no refused call reached the RPC layer; the correct payload exactly in place",
+      std::to_string(st.err_chunk_sent) + " ERR_CHUNK, " + std::to_string(st.bytes_rdma_read) + " bytes pulled, " +
+          std::to_string(st.bytes_rdma_written) + " bytes written (the correct call's), " +
+          std::to_string(s.server->connection_count()) + " connection up");
+}
+
+namespace {
+
+/// A peer that speaks the cma provider's packets itself, as any process of the same user
+/// could: a packet is {kind, status, id} in host order, then its body (cma_fabric.cpp).
+struct hand_peer {
+  int fd = -1;
+  explicit hand_peer(std::uint16_t port) {
+    fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    const std::string name = rdma::cma::socket_name("127.0.0.1", port);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::memcpy(sa.sun_path + 1, name.data(), name.size());
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&sa), socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size())) == 0);
+  }
+  ~hand_peer() { ::close(fd); }
+  static std::vector<std::byte> packet(std::uint32_t kind, std::span<const std::byte> body) {
+    std::vector<std::byte> p(16);
+    std::memcpy(p.data(), &kind, 4);  // status and id stay 0
+    p.insert(p.end(), body.begin(), body.end());
+    return p;
+  }
+  void send(const std::vector<std::byte>& p) { REQUIRE(::send(fd, p.data(), p.size(), MSG_NOSIGNAL) == ssize_t(p.size())); }
+  /// The next packet, or nothing when the connection ended (bounded wait).
+  std::optional<std::vector<std::byte>> receive() {
+    pollfd pfd{fd, POLLIN, 0};
+    REQUIRE(::poll(&pfd, 1, 20000) == 1);
+    std::vector<std::byte> b(1 << 16);
+    const ssize_t n = ::recv(fd, b.data(), b.size(), 0);
+    if (n <= 0) return std::nullopt;
+    b.resize(std::size_t(n));
+    return b;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("rpc/rdma hostile peer: a message above the negotiated inline size closes that connection, alone") {
+  io_thread t;
+  toy_server s(t);  // receives of 4096 bytes, announced in its private data
+  auto cf = rdma::make_fabric("cma", t.io);
+  auto good = connect(t, *cf, s.server->port());
+  hand_peer peer(s.server->port());
+  // hello: our receive size (4096) and RFC 8797 private data; the answer: the server's.
+  std::vector<std::byte> hello = words({0, 0});
+  const std::uint32_t recv_size = 4096;
+  std::memcpy(hello.data(), &recv_size, 4);
+  const auto pd = rr::private_data{}.encode();
+  hello.insert(hello.end(), pd.begin(), pd.end());
+  peer.send(hand_peer::packet(1, hello));
+  auto ack = peer.receive();
+  REQUIRE(ack);
+  std::uint32_t kind = 0, server_recv = 0;
+  REQUIRE(ack->size() >= 24);
+  std::memcpy(&kind, ack->data(), 4);
+  std::memcpy(&server_recv, ack->data() + 16, 4);
+  CHECK(kind == 2);
+  CHECK(server_recv == rr::preferred_inline_size);
+  REQUIRE(eventually([&] { return s.server->connection_count() == 2; }));
+
+  // A call of exactly the negotiated size is answered ...
+  auto call_of = [](std::uint32_t xid, std::size_t total) {
+    rr::header h;
+    h.xid = xid;
+    h.credits = 1;
+    xdr::encoder e;
+    rr::encode_header(e, h);
+    auto m = e.flatten();
+    auto body = words({xid, op_digest});
+    m.insert(m.end(), body.begin(), body.end());
+    m.resize(total);  // zeros after the call: part of its record
+    return m;
+  };
+  const auto fits = call_of(7, rr::preferred_inline_size);
+  peer.send(hand_peer::packet(3, fits));
+  auto reply = peer.receive();
+  REQUIRE(reply);
+  xdr::decoder d(std::span<const std::byte>(*reply).subspan(16));
+  const auto h = rr::decode_header(d);
+  CHECK(h.xid == 7);
+  CHECK(h.type == rr::msg_type::rdma_msg);
+  CHECK(d.get_u32() == 7);
+  CHECK(d.get_u64() == rr::preferred_inline_size - 28);  // the record: the message less its 28-byte header
+  // ... one byte more closes the connection, without an answer and without a call.
+  const std::uint64_t calls = s.server->stats().calls;
+  peer.send(hand_peer::packet(3, call_of(8, rr::preferred_inline_size + 1)));
+  CHECK_FALSE(peer.receive());  // end of the connection
+  REQUIRE(eventually([&] { return s.server->connection_count() == 1; }));
+  CHECK(s.server->stats().calls == calls);
+  CHECK_FALSE(do_call(t, good, {5, message(5, op_echo)}).ec);
+  record_reliability("test_transport_rdma_rpc (inline size)",
+                     "a peer speaking the cma packets itself: one call of exactly the negotiated 4096 bytes, one of 4097",
+                     "the first answered; the second closes that connection without an answer or a call; another "
+                     "client served after",
+                     "answered, then closed; " + std::to_string(s.server->connection_count()) + " connection left");
 }

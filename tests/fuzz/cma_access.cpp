@@ -1,0 +1,180 @@
+// Fuzzes the cma provider's validation of remote accesses (transport/rdma/cma): the owner
+// of an arena registers ranges of it; its peer RDMA-Reads and RDMA-Writes through the real
+// endpoints with steering tags (handles), addresses and lengths the input chooses, live,
+// deregistered or made up. Every access is decided by the owner's registration table and
+// carried out with process_vm_readv/writev, as between two processes.
+// Input: a byte r (r % 5 registrations), per registration 5 bytes: offset (2), length (2),
+// access (1: bits 0-1 remote_access, bit 2: deregistered at once); then accesses until
+// the input ends (at most 16): kind (bit 0 write; bits 1-2 how the handle is chosen: 0 and
+// 1 a registration's, live or deregistered; 2 another fabric's; 3 four bytes of the input),
+// a registration index, then a signed offset from its start (2) and a length (2); or for
+// another fabric's handle a length (2, at most its 64 bytes) and 2 bytes unused; or the raw
+// handle (4), an address (4, added to the arena's address when bit 3 of kind is set) and a
+// length (2). With bit 4 of kind, a read's local buffer is one byte longer than the segment.
+// Properties: an access succeeds exactly when its handle is live in the owner's fabric,
+// grants the access and [address, address + length) lies inside the registration;
+// otherwise it fails with permission_denied (invalid_argument for a read whose buffer
+// differs from the segment), and the connection stays up. The arena equals a model that
+// applies the granted writes, byte for byte (nothing outside a registration ever changes);
+// a granted read yields the model's bytes. Registrations are all released at the end.
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include <utility>  // before Asio (Boost 1.74)
+#include <boost/asio.hpp>
+
+#include "fuzz_input.hpp"
+#include "io_loop.hpp"
+#include "transport/rdma/fabric.hpp"
+
+using namespace vnfs;
+namespace asio = boost::asio;
+namespace rdma = vnfs::transport::rdma;
+
+namespace {
+
+constexpr std::size_t arena_size = 8192;
+constexpr std::size_t max_accesses = 16;
+
+struct harness {
+  asio::io_context io;
+  asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
+  std::unique_ptr<rdma::fabric> owner_fabric = rdma::make_fabric("cma", io);
+  std::unique_ptr<rdma::fabric> peer_fabric = rdma::make_fabric("cma", io);
+  std::unique_ptr<rdma::listener> lst;
+  std::shared_ptr<rdma::endpoint> owner, peer;
+  bool closed = false;
+  std::vector<std::byte> arena = std::vector<std::byte>(arena_size);
+  // A registration of the peer's fabric: its handle means nothing to the owner.
+  std::vector<std::byte> elsewhere = std::vector<std::byte>(64);
+  std::unique_ptr<rdma::memory_registration> foreign =
+      peer_fabric->register_memory(elsewhere.data(), elsewhere.size(), rdma::remote_access::read_write);
+
+  harness() {
+    lst = owner_fabric->listen("127.0.0.1", 0, {}, [this](std::shared_ptr<rdma::endpoint> ep) { owner = ep; });
+    std::error_code ec{std::make_error_code(std::errc::operation_in_progress)};
+    peer_fabric->connect("127.0.0.1", lst->port(), {}, [&](std::error_code e, std::shared_ptr<rdma::endpoint> ep) {
+      ec = e;
+      peer = ep;
+    });
+    fuzz::run_until(io, [&] { return owner && ec != std::errc::operation_in_progress; });
+    fuzz::require(!ec && peer, "connect");
+    owner->start([](std::span<const std::byte>) {}, [this](std::error_code) { closed = true; });
+    peer->start([](std::span<const std::byte>) {}, [this](std::error_code) { closed = true; });
+  }
+
+  /// Runs one access and returns its completion code.
+  std::error_code access(bool write, rpc::rdma::segment seg, std::span<std::byte> local) {
+    std::optional<std::error_code> result;
+    if (write) peer->rdma_write(seg, {local}, [&](std::error_code ec) { result = ec; });
+    else peer->rdma_read(seg, local, [&](std::error_code ec) { result = ec; });
+    fuzz::run_until(io, [&] { return result.has_value(); });
+    return *result;
+  }
+};
+
+struct registration {
+  std::unique_ptr<rdma::memory_registration> reg;  // null once deregistered
+  std::size_t offset = 0, length = 0;
+  rdma::remote_access access = rdma::remote_access::none;
+  std::uint32_t handle = 0;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static harness* h = new harness;  // lives for the process, as the fuzzer does
+  fuzz::input_reader in(fuzz::bytes_of(data, size));
+  for (std::size_t i = 0; i < arena_size; ++i) h->arena[i] = std::byte(i * 7 + size);
+  std::vector<std::byte> model = h->arena;
+  const auto base = reinterpret_cast<std::uint64_t>(h->arena.data());
+
+  std::vector<registration> regs(in.u8() % 5);
+  for (auto& r : regs) {
+    r.offset = in.u16() % arena_size;
+    r.length = in.u16() % (arena_size - r.offset + 1);
+    const std::uint8_t a = in.u8();
+    r.access = static_cast<rdma::remote_access>(a & 3);
+    if (r.length == 0) {
+      bool refused = false;
+      try {
+        h->owner_fabric->register_memory(h->arena.data() + r.offset, 0, r.access);
+      } catch (const std::system_error& e) {
+        refused = e.code() == std::errc::invalid_argument;
+      }
+      fuzz::require(refused, "an empty registration is refused");
+      continue;
+    }
+    r.reg = h->owner_fabric->register_memory(h->arena.data() + r.offset, r.length, r.access);
+    r.handle = r.reg->handle();
+    if (a & 4) r.reg.reset();
+  }
+
+  for (std::size_t k = 0; k < max_accesses; ++k) {
+    const std::uint8_t kind = in.u8();
+    const std::size_t which = in.u8();
+    const bool write = kind & 1;
+    const registration* r = regs.empty() ? nullptr : &regs[which % regs.size()];
+    rpc::rdma::segment seg;
+    switch ((kind >> 1) & 3) {
+      case 0:  // a registration's handle (live or not), at an offset from its start
+      case 1: {
+        const auto delta = static_cast<std::int16_t>(in.u16());
+        seg.handle = r ? r->handle : 0;
+        seg.offset = base + (r ? r->offset : 0) + static_cast<std::uint64_t>(static_cast<std::int64_t>(delta));
+        seg.length = in.u16();
+        break;
+      }
+      case 2:  // another fabric's registration
+        seg = h->foreign->segment(0, 64);
+        seg.length = in.u16() % 65;
+        in.u16();
+        break;
+      default: {  // as the input has it
+        const std::uint32_t handle_hi = in.u16();
+        seg.handle = handle_hi << 16 | in.u16();
+        const std::uint64_t addr_hi = in.u16();
+        const std::uint64_t addr = addr_hi << 16 | in.u16();
+        seg.offset = (kind & 8) ? base + addr : addr;
+        seg.length = in.u16();
+        break;
+      }
+    }
+    // The model's verdict: a live registration of the owner with this handle, the right,
+    // the range inside it.
+    const registration* live = nullptr;
+    for (const auto& x : regs)
+      if (x.reg && x.handle == seg.handle) live = &x;
+    const bool allowed = live && rdma::allows(live->access, write ? rdma::remote_access::write : rdma::remote_access::read) &&
+                         seg.offset >= base + live->offset && seg.length <= live->length &&
+                         seg.offset - (base + live->offset) <= live->length - seg.length;
+    const bool odd_buffer = !write && (kind & 16);
+    std::vector<std::byte> local(seg.length + (odd_buffer ? 1 : 0));
+    for (std::size_t i = 0; i < local.size(); ++i) local[i] = std::byte(i * 13 + k + 1);
+    const std::vector<std::byte> sent = local;
+    const std::error_code ec = h->access(write, seg, local);
+    if (odd_buffer) {
+      fuzz::require(ec == std::errc::invalid_argument, "a read into a buffer of another size is refused");
+    } else if (allowed) {
+      fuzz::require(!ec, "an access inside a live registration with its right succeeds");
+      const std::size_t at = static_cast<std::size_t>(seg.offset - base);
+      if (seg.length == 0) {
+      } else if (write) {
+        std::memcpy(model.data() + at, sent.data(), seg.length);
+      } else {
+        fuzz::require(std::memcmp(local.data(), model.data() + at, seg.length) == 0, "a read yields the bytes there");
+      }
+    } else {
+      fuzz::require(ec == std::errc::permission_denied, "any other access is refused with permission_denied");
+      if (!write) fuzz::require(local == sent, "a refused read leaves the buffer alone");
+    }
+    fuzz::require(h->arena == model, "the arena changes only by granted writes");
+    fuzz::require(!h->closed && h->owner->is_open() && h->peer->is_open(), "the connection stays up");
+    if (in.at_end()) break;
+  }
+  regs.clear();
+  fuzz::require(h->owner_fabric->registrations().live == 0, "every registration released");
+  return 0;
+}
