@@ -89,10 +89,9 @@ class compound_run {
     finish_slot(nullptr);
   }
 
-  /// Encodes COMPOUND4res into `body` (the cached one for a replay); memory that results
-  /// reference is handed over in `keepalive`.
-  void run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::encoder& body,
-           std::vector<std::shared_ptr<const void>>& keepalive);
+  /// Encodes COMPOUND4res of `c` (a decoded COMPOUND) into `body` (the cached one for a
+  /// replay); memory that results reference is handed over in `keepalive`.
+  void run(const decoded_call& c, xdr::encoder& body, std::vector<std::shared_ptr<const void>>& keepalive);
 
  private:
   /// SEQUENCE as the first operation: validates the slot and either admits the request or
@@ -386,8 +385,9 @@ void compound_run::finish_slot(const xdr::encoder* reply) {
   slot_ = nullptr;
 }
 
-void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::encoder& body,
+void compound_run::run(const decoded_call& c, xdr::encoder& body,
                        std::vector<std::shared_ptr<const void>>& keepalive) {
+  const nfs4::compound_header& hdr = c.hdr;
   ctx_.minorversion = hdr.minorversion;
   std::size_t status_at = body.reserve_u32();
   xdr::encode(body, hdr.tag);
@@ -417,18 +417,12 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
   std::uint32_t refuse_count = 1;
   nfs_opnum4 first_opnum = nfs_opnum4::OP_ILLEGAL;
   for (std::uint32_t i = 0; status == nfsstat4::NFS4_OK && i < hdr.numops; ++i) {
-    // Peek at the opnum so a malformed operation can still be named in its result.
-    auto peek = d.rest();
-    auto opnum = peek.size() >= 4 ? static_cast<nfs_opnum4>(xdr::decoder(peek).get_u32())
-                                  : nfs_opnum4::OP_ILLEGAL;
-    nfs4::nfs_argop4 op;
-    try {
-      op = nfs4::decode_argop(d);
-    } catch (const xdr::decode_error&) {
-      add_result(nfs4::make_result(opnum, nfsstat4::NFS4ERR_BADXDR));
+    if (i == c.ops.size()) {  // the first operation that did not decode, named if possible
+      add_result(nfs4::make_result(c.bad_op.value_or(nfs_opnum4::OP_ILLEGAL), nfsstat4::NFS4ERR_BADXDR));
       break;
     }
-    opnum = nfs4::opnum_of(op);
+    const nfs4::nfs_argop4& op = c.ops[i];
+    const nfs_opnum4 opnum = nfs4::opnum_of(op);
     if (i == 0) {
       if (auto* seq = std::get_if<nfs4::SEQUENCE4args>(&op)) {
         nfs4::SEQUENCE4res res;
@@ -547,16 +541,13 @@ void compound_run::run(xdr::decoder& d, const nfs4::compound_header& hdr, xdr::e
 
 }  // namespace
 
-std::optional<rpc_reply> dispatcher::handle(std::span<const std::byte> record) {
-  xdr::decoder d(record);
+std::optional<rpc_reply> dispatcher::handle(const decoded_call& c) {
   rpc_reply reply;
-  rpc::call_header call;
-  try {
-    call = rpc::decode_call(d);
-  } catch (const rpc::call_error& e) {
-    if (!e.encode_reply(reply.msg)) return std::nullopt;
+  if (c.header_error) {
+    if (!c.header_error->encode_reply(reply.msg)) return std::nullopt;
     return reply;
   }
+  const rpc::call_header& call = c.call;
   if (call.prog != nfs4::NFS4_PROGRAM) {
     rpc::encode_accepted_reply(reply.msg, call.xid, rpc::accept_stat::prog_unavail);
     return reply;
@@ -578,10 +569,7 @@ std::optional<rpc_reply> dispatcher::handle(std::span<const std::byte> record) {
     rpc::encode_accepted_reply(reply.msg, call.xid, rpc::accept_stat::proc_unavail);
     return reply;
   }
-  nfs4::compound_header hdr;
-  try {
-    xdr::decode(d, hdr);
-  } catch (const xdr::decode_error&) {
+  if (!c.compound) {
     rpc::encode_accepted_reply(reply.msg, call.xid, rpc::accept_stat::garbage_args);
     return reply;
   }
@@ -591,7 +579,7 @@ std::optional<rpc_reply> dispatcher::handle(std::span<const std::byte> record) {
   std::vector<std::shared_ptr<const void>> keepalive;
   try {
     fs::scoped_identity as_caller(who.uid, who.gid, who.gids);
-    compound_run(state_, who, principal_of(call), record.size()).run(d, hdr, body, keepalive);
+    compound_run(state_, who, principal_of(call), c.record_size).run(c, body, keepalive);
   } catch (const std::exception&) {  // e.g. the identity switch failed: nothing ran
     rpc::encode_accepted_reply(reply.msg, call.xid, rpc::accept_stat::system_err);
     return reply;

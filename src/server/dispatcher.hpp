@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "server/decoded_call.hpp"
 #include "server/server_state.hpp"
 #include "vnfs/xdr/encoder.hpp"
 
@@ -38,9 +39,12 @@ class dispatcher {
  public:
   explicit dispatcher(server_state& state) : state_(state) {}
 
-  /// The reply to `record`, or nothing when the record is not a call at all and must be
-  /// dropped (the connection is then closed by the caller).
-  std::optional<rpc_reply> handle(std::span<const std::byte> record);
+  /// The reply to a call decoded by decode_call() (its record still alive), or nothing when
+  /// the record is not a call at all and must be dropped (the connection is then closed by
+  /// the caller).
+  std::optional<rpc_reply> handle(const decoded_call& call);
+  /// The same for a record not decoded yet.
+  std::optional<rpc_reply> handle(std::span<const std::byte> record) { return handle(decode_call(record)); }
 
  private:
   server_state& state_;

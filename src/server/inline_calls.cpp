@@ -2,8 +2,6 @@
 
 #include <variant>
 
-#include "vnfs/nfs4/compound.hpp"
-#include "vnfs/rpc/message.hpp"
 
 namespace vnfs::server {
 
@@ -20,22 +18,13 @@ bool inline_operation(const nfs4::nfs_argop4& op) {
 
 }  // namespace
 
-bool runs_inline(std::span<const std::byte> record) {
-  try {
-    xdr::decoder d(record);
-    rpc::call_header call = rpc::decode_call(d);
-    if (call.prog != nfs4::NFS4_PROGRAM || call.vers != nfs4::NFS_V4) return false;
-    if (call.proc == nfs4::NFSPROC4_NULL) return true;
-    if (call.proc != nfs4::NFSPROC4_COMPOUND) return false;
-    nfs4::compound_header hdr;
-    xdr::decode(d, hdr);
-    if (hdr.numops == 0 || hdr.numops > max_inline_operations) return false;
-    for (std::uint32_t i = 0; i < hdr.numops; ++i)
-      if (!inline_operation(nfs4::decode_argop(d))) return false;
-    return true;
-  } catch (const std::exception&) {  // rpc::call_error, xdr::decode_error: the workers answer
-    return false;
-  }
+bool runs_inline(const decoded_call& c) {
+  if (c.header_error || c.call.prog != nfs4::NFS4_PROGRAM || c.call.vers != nfs4::NFS_V4) return false;
+  if (c.call.proc == nfs4::NFSPROC4_NULL) return true;
+  if (!c.compound || c.bad_op || c.ops.empty() || c.ops.size() > max_inline_operations) return false;
+  for (const auto& op : c.ops)
+    if (!inline_operation(op)) return false;
+  return true;
 }
 
 }  // namespace vnfs::server

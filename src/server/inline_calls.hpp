@@ -2,7 +2,8 @@
 #pragma once
 
 #include <cstddef>
-#include <span>
+
+#include "server/decoded_call.hpp"
 
 namespace vnfs::server {
 
@@ -12,7 +13,7 @@ inline constexpr std::size_t max_inline_operations = 16;
 /// The largest READ an inline COMPOUND may ask for.
 inline constexpr std::size_t max_inline_read = 64 * 1024;
 
-/// True when `record` is an RPC call that the thread which received it may execute at once
+/// True when `call` is an RPC call that the thread which received it may execute at once
 /// (vnfsd's TCP network thread): the NULL procedure, or a COMPOUND of at most
 /// max_inline_operations operations that only read in-memory state or file-system metadata
 /// the kernel usually has cached (SEQUENCE, PUTFH, PUTROOTFH, GETFH, SAVEFH, RESTOREFH,
@@ -22,6 +23,6 @@ inline constexpr std::size_t max_inline_read = 64 * 1024;
 ///
 /// False for everything else, including records that do not decode: the workers execute
 /// those, and the dispatcher gives them their proper replies.
-bool runs_inline(std::span<const std::byte> record);
+bool runs_inline(const decoded_call& call);
 
 }  // namespace vnfs::server

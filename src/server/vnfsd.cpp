@@ -30,6 +30,7 @@ struct vnfsd::impl {
         disp(state),
         pool(std::max(1u, state.options.threads)),
         reaper(io),
+        handle_sweeper(io),
         signals(io) {
     const auto& o = state.options;
     for (unsigned i = 1; i < o.network_threads; ++i) {
@@ -132,16 +133,20 @@ struct vnfsd::impl {
     return e.address().to_string() + ":" + std::to_string(e.port());
   }
 
-  // A call that cannot block long (inline_calls.hpp) runs here, on the network thread that
-  // received it, and its reply is written from here too: no hand-off to a worker and back.
-  // Everything else goes to the workers.
+  // The record is decoded once, here. A call that cannot block long (inline_calls.hpp) runs
+  // on the network thread that received it, and its reply is written from here too: no
+  // hand-off to a worker and back. Everything else goes to the workers, with what was
+  // decoded (views into the record, whose bytes stay where they are when it is moved).
   void dispatch(std::shared_ptr<connection> c, std::vector<std::byte> record) {
-    if (runs_inline(record)) return execute(*c, record);
-    asio::post(pool, [this, c = std::move(c), record = std::move(record)] { execute(*c, record); });
+    decoded_call call = decode_call(record);
+    if (runs_inline(call)) return execute(*c, call);
+    asio::post(pool, [this, c = std::move(c), record = std::move(record), call = std::move(call)] {
+      execute(*c, call);
+    });
   }
 
-  void execute(connection& c, std::span<const std::byte> record) {
-    std::optional<rpc_reply> r = disp.handle(record);
+  void execute(connection& c, const decoded_call& call) {
+    std::optional<rpc_reply> r = disp.handle(call);
     if (!r) {
       c.close();  // not an RPC call: nothing sensible can follow on this stream
       return;
@@ -162,6 +167,17 @@ struct vnfsd::impl {
     });
   }
 
+  // Every second the export lets go of the objects of handles not used lately, so that a
+  // removed file's space is freed within two seconds of its handle's last use.
+  void schedule_handle_sweep() {
+    handle_sweeper.expires_after(std::chrono::seconds(1));
+    handle_sweeper.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      state.exp.sweep_handles();
+      schedule_handle_sweep();
+    });
+  }
+
   server_state state;
   dispatcher disp;
   // The other network threads' io_contexts (server_options::network_threads), each run by
@@ -174,6 +190,7 @@ struct vnfsd::impl {
   asio::io_context io;
   asio::thread_pool pool;
   asio::steady_timer reaper;
+  asio::steady_timer handle_sweeper;
   asio::signal_set signals;
   std::optional<transport::tcp::server> listener;  // set by the constructor
   std::optional<std::chrono::steady_clock::time_point> refused_logged_at;  // io thread only
@@ -244,6 +261,7 @@ void run_polling(asio::io_context& ctx, std::chrono::microseconds poll) {
 void vnfsd::run() {
   auto& m = *impl_;
   m.schedule_reaper();
+  m.schedule_handle_sweep();
   const auto poll = m.state.options.network_poll;
   for (auto& n : m.net_io) m.net_threads.emplace_back([n = n.get(), poll] { run_polling(*n, poll); });
   run_polling(m.io, poll);

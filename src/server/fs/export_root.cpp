@@ -1,9 +1,10 @@
 #include "server/fs/export_root.hpp"
 
 #include <fcntl.h>
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/params.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -34,16 +35,9 @@ struct handle_buffer {
   throw std::system_error(e, std::system_category(), "export " + dir.string() + ": " + what);
 }
 
-void compute_mac(const std::array<unsigned char, export_root::key_size>& key,
-                 const std::byte* data, std::size_t len, unsigned char* out) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int md_len = 0;
-  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-            reinterpret_cast<const unsigned char*>(data), len, md, &md_len) ||
-      md_len < export_root::mac_size)
-    throw std::runtime_error("HMAC-SHA256 failed");
-  std::memcpy(out, md, export_root::mac_size);
-}
+/// The largest number of filehandles whose objects the export keeps open (handle_cache);
+/// the server lets go of those not used lately through export_root::sweep_handles().
+constexpr std::size_t handle_cache_capacity = 1024;
 
 void load_or_create_key(int dirfd, const std::filesystem::path& dir,
                         std::array<unsigned char, export_root::key_size>& key) {
@@ -92,7 +86,60 @@ bool fd_path(int fd, std::string& out) {
   return true;
 }
 
+// One number for the device of a statx result (for handle_cache's inode keys).
+std::uint64_t device_of(const struct statx& st) {
+  return (std::uint64_t(st.stx_dev_major) << 32) | st.stx_dev_minor;
+}
+
 }  // namespace
+
+/// HMAC-SHA256 under the export's key, keyed once: each MAC starts from a copy of the keyed
+/// context instead of fetching the algorithm and setting the key again.
+class export_root::mac_context {
+ public:
+  explicit mac_context(const std::array<unsigned char, key_size>& key) {
+    mac_ = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+    keyed_ = mac_ ? EVP_MAC_CTX_new(mac_) : nullptr;
+    char digest[] = "SHA256";
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0), OSSL_PARAM_END};
+    if (!keyed_ || EVP_MAC_init(keyed_, key.data(), key.size(), params) != 1) {
+      release();
+      throw std::runtime_error("HMAC-SHA256 is not available");
+    }
+  }
+  ~mac_context() { release(); }
+  mac_context(const mac_context&) = delete;
+  mac_context& operator=(const mac_context&) = delete;
+
+  /// The first mac_size bytes of HMAC-SHA256(key, data) into `out`. Thread-safe: the keyed
+  /// context is only read (copied).
+  void compute(const std::byte* data, std::size_t len, unsigned char* out) const {
+    EVP_MAC_CTX* c = EVP_MAC_CTX_dup(keyed_);
+    unsigned char md[EVP_MAX_MD_SIZE];
+    std::size_t md_len = 0;
+    const bool ok = c && EVP_MAC_update(c, reinterpret_cast<const unsigned char*>(data), len) == 1 &&
+                    EVP_MAC_final(c, md, &md_len, sizeof md) == 1 && md_len >= mac_size;
+    EVP_MAC_CTX_free(c);
+    if (!ok) throw std::runtime_error("HMAC-SHA256 failed");
+    std::memcpy(out, md, mac_size);
+  }
+
+ private:
+  void release() noexcept {
+    EVP_MAC_CTX_free(keyed_);
+    EVP_MAC_free(mac_);
+    keyed_ = nullptr;
+    mac_ = nullptr;
+  }
+  EVP_MAC* mac_ = nullptr;
+  EVP_MAC_CTX* keyed_ = nullptr;
+};
+
+export_root::~export_root() = default;
+export_root::export_root(export_root&&) noexcept = default;
+export_root& export_root::operator=(export_root&&) noexcept = default;
+
+void export_root::sweep_handles() const { handles_->sweep(); }
 
 bool export_root::contains_directory(int fd) const {
   // Directories are always connected to their parents, so the kernel's path of one is
@@ -122,6 +169,8 @@ export_root::export_root(const std::filesystem::path& dir) : path_(dir) {
     fail(errno, dir, "the file system cannot make persistent file handles (name_to_handle_at)");
   root_ = object(std::move(pfd), file_type::directory);
   mount_fd_ = std::move(rd);
+  mac_ = std::make_unique<mac_context>(key_);
+  handles_ = std::make_unique<handle_cache>(handle_cache_capacity);
 }
 
 std::vector<std::byte> export_root::fh_of(const object& obj, std::error_code& ec) const {
@@ -150,8 +199,7 @@ std::vector<std::byte> export_root::fh_of(const object& obj, std::error_code& ec
   fh[4] = std::byte(type >> 8);
   fh[5] = std::byte(type);
   std::memcpy(fh.data() + fh_header, hb.get()->f_handle, n);
-  compute_mac(key_, fh.data(), fh_header + n,
-              reinterpret_cast<unsigned char*>(fh.data() + fh_header + n));
+  mac_->compute(fh.data(), fh_header + n, reinterpret_cast<unsigned char*>(fh.data() + fh_header + n));
   ec.clear();
   return fh;
 }
@@ -163,9 +211,53 @@ object export_root::resolve(std::span<const std::byte> fh, std::error_code& ec) 
     ec = errc::bad_handle;
     return {};
   }
+  // Bytes equal to those of a handle minted or verified before need no MAC.
+  std::optional<object> kept = handles_->find(fh);
+  unique_fd fd;
+  if (!kept) {
+    fd = open_handle(fh, ec);
+    if (!fd) return {};
+  }
+  const int at = kept ? kept->fd() : fd.get();
+  struct statx st {};
+  if (int e = detail::statx_fd(at, STATX_TYPE | STATX_NLINK | STATX_INO, st)) {
+    ec = sys_error(e);
+    return {};
+  }
+  // A removed file that something still holds open (the cache, an open of a client) is
+  // still reachable by handle; for NFS it is gone.
+  const file_type type = file_type_of(st.stx_mode);
+  if (st.stx_nlink == 0 || (type == file_type::directory && !contains_directory(at))) {
+    if (kept) handles_->erase(fh);
+    ec = sys_error(ESTALE);
+    return {};
+  }
+  ec.clear();
+  if (kept) return std::move(*kept);
+  object obj(std::move(fd), type);
+  handles_->insert(fh, obj, device_of(st), st.stx_ino);
+  return obj;
+}
+
+export_root::name_release export_root::before_unlinking(const object& dir, std::string_view name) const {
+  struct statx st {};
+  const std::string n(name);
+  if (::statx(dir.fd(), n.c_str(), AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT, STATX_INO, &st) != 0) return {};
+  name_release r;
+  r.dev = device_of(st);
+  r.ino = st.stx_ino;
+  r.valid = true;
+  return r;
+}
+
+void export_root::after_unlinking(const name_release& r) const {
+  if (r.valid) handles_->erase_inode(r.dev, r.ino);
+}
+
+unique_fd export_root::open_handle(std::span<const std::byte> fh, std::error_code& ec) const {
   const std::size_t n = std::to_integer<std::size_t>(fh[1]);
   unsigned char mac[mac_size];
-  compute_mac(key_, fh.data(), fh_header + n, mac);
+  mac_->compute(fh.data(), fh_header + n, mac);
   if (CRYPTO_memcmp(mac, fh.data() + fh_header + n, mac_size) != 0) {
     ec = errc::bad_handle;
     return {};
@@ -198,28 +290,8 @@ object export_root::resolve(std::span<const std::byte> fh, std::error_code& ec) 
     }
     e = errno;
   }
-  if (!fd) {
-    ec = sys_error(e == ENOENT ? ESTALE : e);
-    return {};
-  }
-  struct statx st {};
-  if (int e = detail::statx_fd(fd.get(), STATX_TYPE | STATX_NLINK, st)) {
-    ec = sys_error(e);
-    return {};
-  }
-  // A removed file that something still holds open is still reachable by handle; for
-  // NFS it is gone.
-  if (st.stx_nlink == 0) {
-    ec = sys_error(ESTALE);
-    return {};
-  }
-  const file_type type = file_type_of(st.stx_mode);
-  if (type == file_type::directory && !contains_directory(fd.get())) {
-    ec = sys_error(ESTALE);
-    return {};
-  }
-  ec.clear();
-  return object(std::move(fd), type);
+  if (!fd) ec = sys_error(e == ENOENT ? ESTALE : e);
+  return fd;
 }
 
 bool export_root::is_root(const object& obj) const noexcept {

@@ -5,11 +5,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <span>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
 #include "server/fs/error.hpp"
+#include "server/fs/handle_cache.hpp"
 #include "server/fs/object.hpp"
 
 namespace vnfs::server::fs {
@@ -49,7 +52,14 @@ struct fs_stats {
 /// Mount points inside the export are not crossed: lookup refuses them (EXDEV) and fh_of
 /// refuses objects of other mounts (EXDEV).
 ///
-/// Thread-safe: all members are immutable after construction.
+/// The objects of the handles resolved lately stay open (handle_cache), so that a handle
+/// used again costs one statx (is it still linked, still inside?) instead of the MAC and
+/// open_by_handle_at. A name a client removes or renames over is let go of at once
+/// (before_unlinking, after_unlinking); an object removed otherwise (a local process) stays
+/// pinned until sweep_handles() has run twice without its handle being used.
+///
+/// Thread-safe: the handle cache is synchronized, everything else immutable after
+/// construction.
 class export_root {
  public:
   static constexpr std::size_t max_fh_size = 128;  ///< NFS4_FHSIZE
@@ -63,9 +73,10 @@ class export_root {
   /// when the file system refuses the trusted.* extended attribute (ENOTSUP, or EPERM
   /// without CAP_SYS_ADMIN) or the stored key is corrupt.
   explicit export_root(const std::filesystem::path& dir);
+  ~export_root();
 
-  export_root(export_root&&) noexcept = default;
-  export_root& operator=(export_root&&) noexcept = default;
+  export_root(export_root&&) noexcept;
+  export_root& operator=(export_root&&) noexcept;
 
   const std::filesystem::path& path() const noexcept { return path_; }
   /// The export's root directory. Usable concurrently; clone() it to own a copy.
@@ -91,8 +102,28 @@ class export_root {
 
   fs_stats statfs(std::error_code& ec) const;
 
+  /// Lets go of the objects of handles not used since the previous call (handle_cache);
+  /// the server calls it periodically.
+  void sweep_handles() const;
+
+  /// What before_unlinking() learnt of a name about to be removed or replaced.
+  struct name_release {
+    bool valid = false;
+    std::uint64_t dev = 0, ino = 0;
+  };
+  /// Call with the directory and name that a REMOVE or RENAME is about to unlink, and
+  /// after_unlinking() with its result once it has: the export then keeps no descriptor of
+  /// that inode, so a file whose last name went has its space freed as soon as no open
+  /// holds it. Costs one statx.
+  name_release before_unlinking(const object& dir, std::string_view name) const;
+  void after_unlinking(const name_release& r) const;
+
  private:
+  class mac_context;
+
   bool contains_directory(int fd) const;
+  /// Verifies the MAC of a well-formed handle and opens its object (O_PATH).
+  unique_fd open_handle(std::span<const std::byte> fh, std::error_code& ec) const;
 
   std::filesystem::path path_;
   object root_;
@@ -101,6 +132,8 @@ class export_root {
   int mount_id_ = -1;
   std::uint64_t root_ino_ = 0;
   std::uint32_t root_dev_major_ = 0, root_dev_minor_ = 0;
+  std::unique_ptr<mac_context> mac_;
+  std::unique_ptr<handle_cache> handles_;
 };
 
 }  // namespace vnfs::server::fs

@@ -19,6 +19,9 @@ namespace vnfs::server::fs {
 /// they come back when the fsuid returns to 0. Other capabilities (CAP_SYS_ADMIN: trusted.*
 /// xattrs; CAP_SETUID/CAP_SETGID: switching back) are kept.
 ///
+/// The server changes a thread's file-system identity through this class and scoped_fs_root
+/// only: they remember it per thread instead of asking the kernel each time.
+///
 /// Requires CAP_SETUID and CAP_SETGID. Throws std::system_error if the switch fails (e.g.
 /// more than NGROUPS_MAX groups); then nothing is changed. Not movable: it belongs to the
 /// scope and thread that made it. Nested scopes restore in reverse order.
@@ -35,8 +38,9 @@ class scoped_identity {
   uid_t prev_uid_;
   gid_t prev_gid_;
   std::vector<gid_t> prev_groups_;
-  // What the constructor changed, and so what restore() puts back (no system call for the
-  // rest: a thread that already acts as the caller pays only the queries).
+  // What the constructor changed, and so what restore() puts back. The thread's identity is
+  // known without asking the kernel (identity.cpp keeps it per thread), so a thread that
+  // already acts as the caller makes no system call at all.
   bool groups_changed_ = false;
   bool uid_changed_ = false;
   bool gid_changed_ = false;
@@ -45,8 +49,7 @@ class scoped_identity {
 /// Temporarily gives the calling thread the process's root file-system identity (fsuid 0,
 /// hence the file-system capabilities) for work the server does on its own behalf, not the
 /// client's: open_by_handle_at (needs CAP_DAC_READ_SEARCH) and similar. Restores the
-/// previous fsuid on destruction. Cheap when the thread already is root (no system call
-/// besides the query).
+/// previous fsuid on destruction. No system call when the thread already is root.
 class scoped_fs_root {
  public:
   scoped_fs_root() noexcept;

@@ -19,15 +19,14 @@ file_type file_type_of(mode_t mode) noexcept {
   }
 }
 
+object::object(unique_fd fd, file_type type) : fd_(std::make_shared<const unique_fd>(std::move(fd))), type_(type) {}
+
 object object::clone(std::error_code& ec) const {
-  int fd = ::fcntl(fd_.get(), F_DUPFD_CLOEXEC, 0);
-  if (fd < 0) {
-    ec = detail::last_error();
-    return {};
-  }
   ec.clear();
-  return object(unique_fd(fd), type_);
+  return share();
 }
+
+object object::share() const noexcept { return *this; }
 
 object object::from_fd(unique_fd fd, std::error_code& ec) {
   struct statx st {};

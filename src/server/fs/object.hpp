@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <system_error>
 
 #include "server/fs/unique_fd.hpp"
@@ -25,10 +26,11 @@ enum class file_type : std::uint8_t {
 /// The file_type of a st_mode / stx_mode value (S_IFMT bits). Unknown kinds map to regular.
 file_type file_type_of(mode_t mode) noexcept;
 
-/// One object of an export: an O_PATH descriptor (RAII) plus its type. An O_PATH descriptor
-/// pins the inode, grants no access by itself and never follows a symlink (a symlink object
+/// One object of an export: an O_PATH descriptor plus its type. An O_PATH descriptor pins
+/// the inode, grants no access by itself and never follows a symlink (a symlink object
 /// refers to the link itself). Move-only and cheap to move; the descriptor may be used from
-/// several threads at once (all operations are positional / *at()-relative).
+/// several threads at once (all operations are positional / *at()-relative), and clones
+/// share it: it is closed when the last of them goes.
 ///
 /// Objects are made by export_root (root(), resolve(), parent()) and by the directory
 /// operations; the public constructor is for those, and requires that `type` be the type
@@ -36,22 +38,30 @@ file_type file_type_of(mode_t mode) noexcept;
 class object {
  public:
   object() noexcept = default;
-  object(unique_fd fd, file_type type) noexcept : fd_(std::move(fd)), type_(type) {}
+  /// Throws std::bad_alloc (the descriptor is closed then).
+  object(unique_fd fd, file_type type);
+  object(object&&) noexcept = default;
+  object& operator=(object&&) noexcept = default;
 
-  int fd() const noexcept { return fd_.get(); }
+  int fd() const noexcept { return fd_ ? fd_->get() : -1; }
   file_type type() const noexcept { return type_; }
   bool is_directory() const noexcept { return type_ == file_type::directory; }
-  explicit operator bool() const noexcept { return static_cast<bool>(fd_); }
+  explicit operator bool() const noexcept { return fd_ && *fd_; }
 
-  /// A second object for the same inode (a dup'ed descriptor), e.g. for SAVEFH.
+  /// A second object for the same inode, sharing the descriptor (no system call), e.g. for
+  /// SAVEFH. Never fails; `ec` is cleared.
   object clone(std::error_code& ec) const;
+  /// The same, for callers that have no error to report.
+  object share() const noexcept;
 
   /// Wraps an O_PATH descriptor, finding its type with statx. On failure the descriptor
   /// is closed and an empty object returned.
   static object from_fd(unique_fd fd, std::error_code& ec);
 
  private:
-  unique_fd fd_;
+  object(const object&) = default;  // share()
+
+  std::shared_ptr<const unique_fd> fd_;
   file_type type_ = file_type::regular;
 };
 

@@ -105,7 +105,9 @@ nfs4::REMOVE4res handle(compound_context& ctx, const nfs4::REMOVE4args& args) {
   if (res.status != ok) return res;
   change_tracker cinfo{ctx.current.obj};
   std::error_code ec;
+  const auto release = ctx.server.exp.before_unlinking(ctx.current.obj, args.target);
   fs::remove(ctx.current.obj, args.target, ec);
+  if (!ec) ctx.server.exp.after_unlinking(release);
   res.status = to_nfsstat(ec);
   if (res.status == ok) res.resok4.cinfo = cinfo.done();
   return res;
@@ -125,7 +127,9 @@ nfs4::RENAME4res handle(compound_context& ctx, const nfs4::RENAME4args& args) {
   change_tracker src{ctx.saved.obj};
   change_tracker dst{ctx.current.obj};
   std::error_code ec;
+  const auto release = ctx.server.exp.before_unlinking(ctx.current.obj, args.newname);  // a replaced target
   fs::rename(ctx.saved.obj, args.oldname, ctx.current.obj, args.newname, ec);
+  if (!ec) ctx.server.exp.after_unlinking(release);
   if (ec == std::error_code(ENOTEMPTY, std::system_category()) ||
       ec == std::error_code(EISDIR, std::system_category()) ||
       ec == std::error_code(ENOTDIR, std::system_category())) {
