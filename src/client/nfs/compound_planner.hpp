@@ -2,10 +2,11 @@
 // into few COMPOUNDs (papers/000 §4), sends them and merges the results.
 //
 // Packing. Items are placed in the caller's order, each with the navigation its operations
-// need, as many per COMPOUND as fit: at most the negotiated ca_maxoperations (SEQUENCE
-// included), ca_maxrequestsize (every operation's encoded size is measured, not guessed),
-// and ca_maxresponsesize — or ca_maxresponsesize_cached when the COMPOUND must be cached —
-// against an upper estimate of each operation's reply. No COMPOUND is sent that the session
+// need, as many per COMPOUND as fit: at most the operations the server takes (SEQUENCE
+// included; session_engine::limits(), see operation_limit.hpp), ca_maxrequestsize (every
+// operation's encoded size is measured, not guessed), and ca_maxresponsesize — or
+// ca_maxresponsesize_cached when the COMPOUND must be cached — against an upper estimate of
+// each operation's reply. No COMPOUND is sent that the session
 // would refuse for its size.
 //
 // Path compression. The planner knows what the current and saved filehandles name as it
