@@ -19,6 +19,7 @@
 
 #include "client_fixture.hpp"
 #include "vnfs/nfs4/status.hpp"
+#include "vnfs/test/reliability.hpp"
 #include "vnfs/test/tcp_proxy.hpp"
 
 using namespace vnfs;
@@ -161,6 +162,15 @@ TEST_CASE("connections cut at random points under load: appends, exclusive creat
       if (r % 2 == 0 ? read_local(d) != tag : std::filesystem::exists(d)) ++wrong_names;
     }
   CHECK(wrong_names == 0);
+  vnfs::test::record_reliability(
+      "test_client_fault_load (cuts)",
+      std::to_string(n_clients) + " clients, " + std::to_string(fired) + " connection cuts, " + std::to_string(total) +
+          " rounds of append at 2^64-1, exclusive create, rename, remove",
+      "every call succeeds; each appended record on disk exactly once, whole; names as the rounds left them; one "
+      "reconnect per cut",
+      std::to_string(errors.seen.size()) + " errors, " + std::to_string(reconnects) + " reconnects, " +
+          std::to_string(once) + "/" + std::to_string(total) + " records once, " + std::to_string(twice_or_more) +
+          " twice, " + std::to_string(malformed) + " torn, " + std::to_string(wrong_names) + " wrong names");
 }
 
 // vnfsd is killed with SIGKILL three times while clients write, and started again on the same
@@ -304,4 +314,17 @@ TEST_CASE("vnfsd killed with SIGKILL and restarted under load: sessions recovere
   }
   CHECK(lost == 0);
   CHECK(checked > 0);
+  std::size_t errors_seen = 0, eio_total = 0;
+  for (int i = 0; i <= n_stable; ++i) {
+    errors_seen += errors[i].size();
+    eio_total += std::size_t(eio[i]);
+  }
+  vnfs::test::record_reliability(
+      "test_client_fault_load (SIGKILL)",
+      std::to_string(n_kills) + " kills of vnfsd under " + std::to_string(n_stable + 1) +
+          " writing clients and one stalled through the first restart",
+      "no errors; every acknowledged stable or fsync-vouched block on disk with its bytes; EIO at most once per kill; "
+      "the stalled open reported stale",
+      std::to_string(errors_seen) + " errors, " + std::to_string(checked) + " blocks checked, " + std::to_string(lost) +
+          " lost, " + std::to_string(eio_total) + " fsync EIO");
 }

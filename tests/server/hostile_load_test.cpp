@@ -29,6 +29,7 @@
 
 #include "vnfs/client.hpp"
 #include "vnfs/test/child_process.hpp"
+#include "vnfs/test/reliability.hpp"
 #include "vnfs/test/temp_dir.hpp"
 #include "vnfs/test/vnfsd_process.hpp"
 
@@ -421,6 +422,17 @@ TEST_CASE("vnfsd keeps serving a good client through hostile peers, within its l
   const std::size_t peak = peak_rss_kib(server.pid());
   INFO("vnfsd peak RSS " << peak << " KiB, bound " << rss_bound_kib << " KiB");
   CHECK(peak < rss_bound_kib);
+  auto n = [](std::size_t v) { return std::to_string(v); };
+  vnfs::test::record_reliability(
+      "test_server_hostile_load",
+      n(mutated_sent) + " mutated COMPOUNDs, 50 cut records, " + n(oversized) + " oversized marks, " + n(loris) +
+          " slow-loris, 1 unread pipeline, a flood of " + n(flood) + " connections; a good client throughout",
+      "vnfsd alive; the good client's bytes read back; each attack closed by its limit; at most " +
+          n(max_connections - 1) + " of the flood admitted; every recorded call answered after; peak RSS",
+      "good client " + n(good.rounds) + " rounds, " + n(good.errors) + " errors; oversized closed " +
+          n(oversized_closed) + "/" + n(oversized) + ", slow-loris closed " + n(loris_closed) + "/" + n(loris) +
+          ", flood " + n(flood_kept) + " admitted / " + n(flood_refused) + " refused; " + n(answered) + "/" +
+          n(calls.size()) + " answered; peak RSS " + n(peak / 1024) + " MiB (bound " + n(rss_bound_kib / 1024) + ")");
 
   server.send_signal(SIGTERM);
   auto st = server.wait_for(10s);

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One longer fuzz campaign: runs harness NAME (built by the fuzz preset) for at most SECONDS
+# (and at most RUNS executions) from its seed corpus, into build/fuzz/campaigns/NAME.log with
+# the command on its first line; what it discovers goes to build/fuzz/campaigns/corpus-NAME
+# and crashes to build/fuzz/campaigns/crash-NAME-*. scripts/reliability_table.py reports it.
+# Run it under the machine's CPU lock (e.g. /work/bin/locked bash scripts/fuzz_campaign.sh ...).
+#
+# Usage: bash scripts/fuzz_campaign.sh NAME SECONDS [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+name=$1 seconds=$2 runs=${3:-10000000}
+bin=build/fuzz/tests/fuzz/fuzz_$name
+[[ -x $bin ]] || { echo "fuzz_campaign: build first: cmake --preset fuzz && cmake --build --preset fuzz" >&2; exit 1; }
+out=build/fuzz/campaigns
+mkdir -p "$out/corpus-$name"
+cmd=("$bin" -max_total_time="$seconds" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+     -artifact_prefix="$out/crash-$name-" "$out/corpus-$name" "tests/fuzz/corpus/$name")
+{
+  echo "# command: ${cmd[*]}"
+  echo "# seconds: $seconds"
+} > "$out/$name.log"
+start=$(date +%s)
+status=0
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "${cmd[@]}" >> "$out/$name.log" 2>&1 || status=$?
+# The time it really ran (less than SECONDS when it reached RUNS first).
+sed -i "2s/.*/# seconds: $(( $(date +%s) - start ))/" "$out/$name.log"
+grep '^stat::' "$out/$name.log" || true
+exit $status
