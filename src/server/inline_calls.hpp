@@ -17,9 +17,11 @@ inline constexpr std::size_t max_inline_read = 64 * 1024;
 /// (vnfsd's TCP network thread): the NULL procedure, or a COMPOUND of at most
 /// max_inline_operations operations that only read in-memory state or file-system metadata
 /// the kernel usually has cached (SEQUENCE, PUTFH, PUTROOTFH, GETFH, SAVEFH, RESTOREFH,
-/// GETATTR, ACCESS, LOOKUP, LOOKUPP) or READ at most max_inline_read bytes. Such a call never
-/// waits for another request, a transaction's isolation lock held by a commit aside, nor
-/// writes anything; a cold cache can still make it wait for the disk once.
+/// GETATTR, ACCESS, LOOKUP, LOOKUPP) or READ at most max_inline_read bytes. Such a call
+/// writes nothing and waits for no other request, with one exception: while a transactional
+/// COMPOUND is executing, the transaction manager may hold the call until that COMPOUND
+/// ends (docs/transactions.md, "Isolation: per-object locks"). A cold cache can still make
+/// it wait for the disk once.
 ///
 /// False for everything else, including records that do not decode: the workers execute
 /// those, and the dispatcher gives them their proper replies.
