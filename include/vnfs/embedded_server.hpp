@@ -51,6 +51,25 @@ struct server_options {
   /// written); beyond it the server stops reading that connection until replies leave.
   /// 0: no limit.
   std::size_t max_requests_in_flight = 128;
+  // Limits against misbehaving or hostile RPC-over-RDMA peers (vnfsd --rdma-max-connections,
+  // --rdma-max-credits, --rdma-inline-size, --rdma-idle-timeout). A connection that breaks
+  // one is closed with a line on stderr saying which; the others carry on.
+  /// RDMA connections open at once; one more is closed as soon as it is accepted. 0: no
+  /// limit.
+  std::uint32_t rdma_max_connections = 256;
+  /// Credits: the receives posted for each connection, and the most calls a client may have
+  /// outstanding (every reply grants at most this many); a client with more is
+  /// disconnected. 1..1024. Receive memory per connection: rdma_max_credits *
+  /// rdma_inline_size.
+  std::uint32_t rdma_max_credits = 32;
+  /// The largest message either side sends inline, announced to clients in RFC 8797 private
+  /// data (a longer call comes through Read chunks, a longer reply through the client's Reply
+  /// chunk); a larger message closes its connection. A multiple of 1024 in 1024..262144.
+  std::uint32_t rdma_inline_size = 4096;
+  /// An RDMA connection on which no message arrives or leaves and no RDMA transfer completes
+  /// for this long, while none of its calls is executing, is closed (within 1.25 times
+  /// this). Keep it above lease / 3, as for TCP. 0: never.
+  std::chrono::milliseconds rdma_idle_timeout{std::chrono::seconds(300)};
   // Recovery after a restart (RFC 8881 §8.4.2). The owners of the clients that hold state
   // are kept on stable storage; a server started on an export that has such records gives
   // those clients a grace period to reclaim their opens and locks, during which nobody else
@@ -90,7 +109,8 @@ struct server_options {
 class embedded_server {
  public:
   /// Throws std::system_error or std::runtime_error, with a readable message, when the export
-  /// cannot be opened or a listener cannot be bound.
+  /// cannot be opened or a listener cannot be bound; std::invalid_argument for a limit out of
+  /// its range.
   explicit embedded_server(server_options options = {});
   /// stop(), which waits for start()'s thread: not to be destroyed on that thread.
   ~embedded_server();

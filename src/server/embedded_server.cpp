@@ -47,6 +47,10 @@ server::server_options vnfsd_options(const server_options& o) {
   if (o.max_record != 0) s.max_request_size = static_cast<std::uint32_t>(std::min<std::size_t>(s.max_request_size, o.max_record - record_headroom));
   s.idle_timeout = o.idle_timeout;
   s.max_requests_in_flight = o.max_requests_in_flight;
+  s.rdma_max_connections = o.rdma_max_connections;
+  s.rdma_max_credits = o.rdma_max_credits;
+  s.rdma_inline_size = o.rdma_inline_size;
+  s.rdma_idle_timeout = o.rdma_idle_timeout;
   s.recovery_dir = o.recovery_dir;
   s.grace = o.grace;
   s.grace_period = o.grace_period;

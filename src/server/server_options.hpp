@@ -60,6 +60,12 @@ struct server_options {
   std::size_t max_record = 0;  ///< largest incoming record; 0: max_request_size + 64 KiB
   std::chrono::milliseconds idle_timeout{std::chrono::seconds(300)};
   std::size_t max_requests_in_flight = 128;  ///< per connection
+
+  // Limits of the RPC-over-RDMA listener, see vnfs::server_options.
+  std::uint32_t rdma_max_connections = 256;  ///< 0: none
+  std::uint32_t rdma_max_credits = 32;
+  std::uint32_t rdma_inline_size = 4096;
+  std::chrono::milliseconds rdma_idle_timeout{std::chrono::seconds(300)};  ///< 0: never
 };
 
 }  // namespace vnfs::server

@@ -59,6 +59,11 @@ struct vnfsd::impl {
       fabric = transport::rdma::make_fabric(o.rdma_provider, io);
       transport::rdma::rpc_server_options ro;
       ro.max_call_size = std::size_t(o.max_request_size) + 64 * 1024;
+      ro.max_connections = o.rdma_max_connections;
+      ro.max_credits = o.rdma_max_credits;
+      ro.inline_size = o.rdma_inline_size;
+      ro.idle_timeout = o.rdma_idle_timeout;
+      ro.on_limit = [this](const std::string& peer, transport::rdma::rpc_server_limit why) { log_rdma_limit(peer, why); };
       rdma_listener.emplace(*fabric, o.rdma_host, o.rdma_port, ro,
                             [this](std::vector<std::byte> record,
                                    std::shared_ptr<transport::rdma::rpc_server::responder> r) {
@@ -113,16 +118,49 @@ struct vnfsd::impl {
                  reason.c_str());
   }
 
+  // The same for the RDMA listener (on the io thread, as the fabric's callbacks run there).
+  void log_rdma_limit(const std::string& peer, transport::rdma::rpc_server_limit why) {
+    using limit = transport::rdma::rpc_server_limit;
+    const auto& o = state.options;
+    std::string reason;
+    switch (why) {
+      case limit::max_connections:
+        return rdma_refusals.log("RDMA connection(s)", peer, o.rdma_max_connections, "--rdma-max-connections");
+      case limit::idle_timeout:
+        reason = "nothing arrived or left for " + std::to_string(o.rdma_idle_timeout.count()) +
+                 " ms while no call was executing (--rdma-idle-timeout)";
+        break;
+      case limit::credits:
+        reason = "it had more calls outstanding than the " + std::to_string(o.rdma_max_credits) +
+                 " credits it may be granted (--rdma-max-credits)";
+        break;
+      case limit::inline_size:
+        reason = "it sent a message larger than the inline size, " + std::to_string(o.rdma_inline_size) +
+                 " bytes (--rdma-inline-size)";
+        break;
+      case limit::bad_message:
+        reason = "a message too short for an RPC-over-RDMA header";
+        break;
+    }
+    std::fprintf(stderr, "vnfsd: closed the RDMA connection from %s: %s\n", peer.c_str(), reason.c_str());
+  }
+
   // Refusals come in floods: the first is logged, then at most one line a second with a count.
+  struct refusal_log {
+    std::optional<std::chrono::steady_clock::time_point> logged_at;
+    std::uint64_t unlogged = 0;
+    void log(const char* what, const std::string& peer, std::size_t limit, const char* option) {
+      ++unlogged;
+      auto now = std::chrono::steady_clock::now();
+      if (logged_at && now - *logged_at < std::chrono::seconds(1)) return;
+      logged_at = now;
+      std::fprintf(stderr, "vnfsd: refused %llu %s, the last from %s: %zu open already (%s)\n",
+                   static_cast<unsigned long long>(unlogged), what, peer.c_str(), limit, option);
+      unlogged = 0;
+    }
+  };
   void log_refused(const asio::ip::tcp::endpoint& peer) {
-    ++refused_unlogged;
-    auto now = std::chrono::steady_clock::now();
-    if (refused_logged_at && now - *refused_logged_at < std::chrono::seconds(1)) return;
-    refused_logged_at = now;
-    std::fprintf(stderr, "vnfsd: refused %llu connection(s), the last from %s: %zu open already (--max-connections)\n",
-                 static_cast<unsigned long long>(refused_unlogged), describe(peer).c_str(),
-                 state.options.max_connections);
-    refused_unlogged = 0;
+    tcp_refusals.log("connection(s)", describe(peer), state.options.max_connections, "--max-connections");
   }
 
   static std::size_t record_limit(const server_options& o) {
@@ -193,8 +231,7 @@ struct vnfsd::impl {
   asio::steady_timer handle_sweeper;
   asio::signal_set signals;
   std::optional<transport::tcp::server> listener;  // set by the constructor
-  std::optional<std::chrono::steady_clock::time_point> refused_logged_at;  // io thread only
-  std::uint64_t refused_unlogged = 0;                                      // io thread only
+  refusal_log tcp_refusals, rdma_refusals;  // io thread only
   std::unique_ptr<transport::rdma::fabric> fabric;  // with --rdma
   std::optional<transport::rdma::rpc_server> rdma_listener;
 };

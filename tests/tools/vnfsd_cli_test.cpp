@@ -38,8 +38,9 @@ TEST_CASE("vnfsd --help describes the command line and exits 0") {
   CHECK(st.success());
   CHECK(out.find("Usage: vnfsd --export DIR --listen HOST:PORT") != std::string::npos);
   for (const char* opt : {"--export", "--listen", "--threads", "--lease", "--root-squash", "--max-connections",
-                          "--max-record", "--idle-timeout", "--max-requests-in-flight", "--recovery-dir", "--grace",
-                          "--no-grace"})
+                          "--max-record", "--idle-timeout", "--max-requests-in-flight", "--rdma-max-connections",
+                          "--rdma-max-credits", "--rdma-inline-size", "--rdma-idle-timeout", "--recovery-dir",
+                          "--grace", "--no-grace"})
     CHECK(out.find(opt) != std::string::npos);
 }
 
@@ -55,6 +56,12 @@ TEST_CASE("vnfsd refuses bad arguments with a message and exit code 2") {
       {"--export", dir.path().string(), "--listen", "127.0.0.1:0", "--lease", "0"},
       {"--export", dir.path().string(), "--listen", "127.0.0.1:0", "--max-record", "4096"},
       {"--export", dir.path().string(), "--listen", "127.0.0.1:0", "--idle-timeout", "100000"},
+      {"--export", dir.path().string(), "--listen", "127.0.0.1:0", "--rdma-max-credits", "0"},
+      {"--export", dir.path().string(), "--listen", "127.0.0.1:0", "--rdma-max-credits", "1025"},
+      {"--export", dir.path().string(), "--listen", "127.0.0.1:0", "--rdma-inline-size", "1000"},
+      {"--export", dir.path().string(), "--listen", "127.0.0.1:0", "--rdma-inline-size", "3000"},
+      {"--export", dir.path().string(), "--listen", "127.0.0.1:0", "--rdma-inline-size", "263168"},
+      {"--export", dir.path().string(), "--listen", "127.0.0.1:0", "--rdma-idle-timeout", "100000"},
       {"--export", dir.path().string(), "--listen", "127.0.0.1:0", "--grace", "0"},
       {"--export", dir.path().string(), "--listen", "127.0.0.1:0", "--grace", "5", "--no-grace"},
       {"--export", dir.path().string(), "--listen", "127.0.0.1:0", "--recovery-dir", "/proc/self/status"},

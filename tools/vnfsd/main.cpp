@@ -45,6 +45,16 @@ constexpr const char* usage_head =
     "'vnfsd: closed the connection from HOST:PORT: REASON' or 'vnfsd: refused ...'.\n"
     "A value of 0 lifts a limit.\n"
     "\n"
+    "The same for RPC-over-RDMA clients: an RDMA connection beyond --rdma-max-connections\n"
+    "is closed as soon as it is accepted (0 lifts the limit); every reply grants at most\n"
+    "--rdma-max-credits credits (the receives posted per connection) and a client with\n"
+    "more calls outstanding is disconnected; --rdma-inline-size is the largest message\n"
+    "either side sends inline, announced to clients (RFC 8797), and a larger one closes\n"
+    "its connection; a connection on which nothing arrives or leaves for\n"
+    "--rdma-idle-timeout seconds while none of its calls executes is closed (0: never).\n"
+    "Each is reported as 'vnfsd: closed the RDMA connection from PEER: REASON' or\n"
+    "'vnfsd: refused ... RDMA connection(s) ...'; PEER is 'cma:pid N' with cma.\n"
+    "\n"
     "Restarts (RFC 8881 §8.4.2): vnfsd keeps the owner of every client that holds opens or\n"
     "locks in a recovery directory (by default DIR/.vnfsd-recovery, which clients can\n"
     "neither see nor touch; --recovery-dir puts it outside DIR). Started on records left\n"
@@ -75,6 +85,7 @@ int main(int argc, char** argv) {
   std::string export_dir, listen, rdma;
   unsigned lease_seconds = static_cast<unsigned>(opts.lease.count());
   unsigned idle_seconds = static_cast<unsigned>(opts.idle_timeout.count() / 1000);
+  unsigned rdma_idle_seconds = static_cast<unsigned>(opts.rdma_idle_timeout.count() / 1000);
   unsigned grace_seconds = 0;
   std::string recovery_dir;
   bool no_grace = false;
@@ -102,6 +113,16 @@ int main(int argc, char** argv) {
       ("max-requests-in-flight",
        po::value(&opts.max_requests_in_flight)->value_name("N")->default_value(opts.max_requests_in_flight),
        "unanswered requests per connection before the server stops reading it")
+      ("rdma-max-connections",
+       po::value(&opts.rdma_max_connections)->value_name("N")->default_value(opts.rdma_max_connections),
+       "RDMA connections open at once")
+      ("rdma-max-credits", po::value(&opts.rdma_max_credits)->value_name("N")->default_value(opts.rdma_max_credits),
+       "most calls an RDMA client may have outstanding (1..1024); receives posted per connection")
+      ("rdma-inline-size",
+       po::value(&opts.rdma_inline_size)->value_name("BYTES")->default_value(opts.rdma_inline_size),
+       "largest RDMA message sent inline (a multiple of 1024 in 1024..262144)")
+      ("rdma-idle-timeout", po::value(&rdma_idle_seconds)->value_name("SECONDS")->default_value(rdma_idle_seconds),
+       "close an RDMA connection when nothing arrives or leaves for this long")
       ("recovery-dir", po::value(&recovery_dir)->value_name("DIR"),
        "keep the client records here, outside the export (default: DIR/.vnfsd-recovery)")
       ("grace", po::value(&grace_seconds)->value_name("SECONDS"),
@@ -143,6 +164,11 @@ int main(int argc, char** argv) {
       throw po::error("--max-record must be 131072..1073741824 bytes (or 0 for the default)");
     if (idle_seconds > 86400) throw po::error("--idle-timeout must be 0..86400 seconds");
     opts.idle_timeout = std::chrono::seconds(idle_seconds);
+    if (opts.rdma_max_credits < 1 || opts.rdma_max_credits > 1024) throw po::error("--rdma-max-credits must be 1..1024");
+    if (opts.rdma_inline_size < 1024 || opts.rdma_inline_size > 262144 || opts.rdma_inline_size % 1024 != 0)
+      throw po::error("--rdma-inline-size must be a multiple of 1024 in 1024..262144 bytes");
+    if (rdma_idle_seconds > 86400) throw po::error("--rdma-idle-timeout must be 0..86400 seconds");
+    opts.rdma_idle_timeout = std::chrono::seconds(rdma_idle_seconds);
     if (vm.count("grace") && (grace_seconds < 1 || grace_seconds > 3600))
       throw po::error("--grace must be 1..3600 seconds");
     if (vm.count("grace") && no_grace) throw po::error("--grace and --no-grace exclude each other");

@@ -47,6 +47,9 @@ class fabric {
 
   virtual ~fabric() = default;
   virtual std::string_view provider() const = 0;
+  /// The io_context given at creation, on which every callback runs (for timers of the
+  /// protocol above, e.g. the responder's idle timeout).
+  virtual boost::asio::io_context& context() const = 0;
 
   /// Registers [data, data + size) for the given remote access. Throws std::system_error.
   virtual std::unique_ptr<memory_registration> register_memory(void* data, std::size_t size,

@@ -1,8 +1,16 @@
 #include "transport/rdma/rpc_server.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <set>
+#include <stdexcept>
+
+#include <utility>  // before Asio (Boost 1.74)
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "transport/rdma/chunks.hpp"
 
@@ -30,19 +38,43 @@ struct conn : std::enable_shared_from_this<conn> {
   std::uint32_t outstanding = 0;  // messages received and not yet answered
   std::size_t pulling = 0;        // bytes being RDMA-Read
   std::deque<std::function<void()>> deferred;  // pulls waiting for pull budget
+  // The idle timeout's clock: the last message in or out or RDMA completion, and the calls
+  // with the call handler (the server's own time, never idle).
+  std::chrono::steady_clock::time_point last_progress = std::chrono::steady_clock::now();
+  std::uint32_t executing = 0;
+  std::optional<rpc_server_limit> closed_by;  // set before the server closes it for a limit
+
+  void progress() {
+    std::lock_guard lock(mu);
+    last_progress = std::chrono::steady_clock::now();
+  }
 };
+
+/// The limit an endpoint's own close code stands for (the fabric enforces the receive size
+/// and, with cma, refuses a message that finds no receive posted).
+std::optional<rpc_server_limit> limit_of(std::error_code why) {
+  if (why == std::errc::message_size) return rpc_server_limit::inline_size;
+  if (why == std::errc::no_buffer_space) return rpc_server_limit::credits;
+  return std::nullopt;
+}
 
 }  // namespace
 
 struct rpc_server::impl : std::enable_shared_from_this<impl> {
-  impl(fabric& f, rpc_server_options o, call_handler h) : fab(f), opts(std::move(o)), on_call(std::move(h)) {
+  impl(fabric& f, rpc_server_options o, call_handler h)
+      : fab(f), opts(std::move(o)), on_call(std::move(h)), idle_timer(f.context()) {
+    if (opts.inline_size < 1024 || opts.inline_size > 256 * 1024 || opts.inline_size % 1024 != 0)
+      throw std::invalid_argument("rpc_server: inline_size must be a multiple of 1024 in 1024..262144, not " +
+                                  std::to_string(opts.inline_size));
+    if (opts.max_credits < 1 || opts.max_credits > 1024)
+      throw std::invalid_argument("rpc_server: max_credits must be 1..1024, not " + std::to_string(opts.max_credits));
     if (!opts.grant_policy) opts.grant_policy = std::make_shared<adaptive_grant_policy>();
-    opts.max_credits = std::max<std::uint32_t>(1, opts.max_credits);
   }
 
   fabric& fab;
   rpc_server_options opts;
   call_handler on_call;
+  boost::asio::steady_timer idle_timer;  // io thread only
   std::unique_ptr<listener> lst;
   mutable std::mutex mu;  // conns, stats, stopped
   std::set<std::shared_ptr<conn>> conns;
@@ -59,14 +91,22 @@ struct rpc_server::impl : std::enable_shared_from_this<impl> {
     auto c = std::make_shared<conn>();
     c->srv = weak_from_this();
     c->ep = ep;
+    bool full = false, refused = false;
     {
       std::lock_guard lock(mu);
-      if (stopped || conns.size() >= opts.max_connections) {
-        ep->close();
-        return;
+      full = opts.max_connections != 0 && conns.size() >= opts.max_connections;
+      refused = stopped || full;
+      if (!refused) {
+        conns.insert(c);
+        st.connections++;
+      } else if (full) {
+        st.refused_connections++;
       }
-      conns.insert(c);
-      st.connections++;
+    }
+    if (refused) {
+      ep->close();
+      if (full && opts.on_limit) opts.on_limit(ep->peer(), rpc_server_limit::max_connections);
+      return;
     }
     auto pd = rr::private_data::decode(ep->peer_private_data());
     std::uint32_t peer_recv = pd ? pd->inline_recv : rr::default_inline_size;
@@ -79,12 +119,63 @@ struct rpc_server::impl : std::enable_shared_from_this<impl> {
         [self, weak](std::span<const std::byte> m) {
           if (auto c = weak.lock()) self->on_message(c, m);
         },
-        [self, weak](std::error_code) {
-          if (auto c = weak.lock()) {
+        [self, weak](std::error_code why) {
+          auto c = weak.lock();
+          if (!c) return;
+          std::optional<rpc_server_limit> limit, by_fabric;  // the server counted its own closes
+          {
+            std::lock_guard lock(c->mu);
+            if (!c->closed_by) by_fabric = limit_of(why);
+            limit = c->closed_by ? c->closed_by : by_fabric;
+          }
+          {
             std::lock_guard lock(self->mu);
             self->conns.erase(c);
+            if (by_fabric == rpc_server_limit::inline_size) self->st.oversized_messages++;
+            if (by_fabric == rpc_server_limit::credits) self->st.credit_violations++;
           }
+          if (limit && self->opts.on_limit) self->opts.on_limit(c->ep->peer(), *limit);
         });
+  }
+
+  /// Closes `c` for `why` (counted by the caller); the close handler reports it.
+  void close_for(conn& c, rpc_server_limit why) {
+    {
+      std::lock_guard lock(c.mu);
+      if (!c.closed_by) c.closed_by = why;
+    }
+    c.ep->close();
+  }
+
+  /// Every quarter of the idle timeout (at most every second): closes the connections idle
+  /// for the whole timeout. On the io thread.
+  void schedule_idle_check() {
+    using namespace std::chrono;
+    const auto period = std::clamp<milliseconds>(opts.idle_timeout / 4, milliseconds(1), seconds(1));
+    idle_timer.expires_after(period);
+    idle_timer.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+      auto self = weak.lock();
+      if (ec || !self) return;
+      std::vector<std::shared_ptr<conn>> open;
+      {
+        std::lock_guard lock(self->mu);
+        if (self->stopped) return;
+        open.assign(self->conns.begin(), self->conns.end());
+      }
+      const auto now = steady_clock::now();
+      for (auto& c : open) {
+        bool idle;
+        {
+          std::lock_guard lock(c->mu);
+          if (c->executing > 0) c->last_progress = now;
+          idle = !c->closed_by && now - c->last_progress >= self->opts.idle_timeout;
+        }
+        if (!idle) continue;
+        self->count([](rpc_server_stats& s) { s.idle_closed++; });
+        self->close_for(*c, rpc_server_limit::idle_timeout);
+      }
+      self->schedule_idle_check();
+    });
   }
 
   /// The grant for the next message to `c`: the policy's figure, bounded by max_credits
@@ -119,7 +210,9 @@ struct rpc_server::impl : std::enable_shared_from_this<impl> {
     gather_list g;
     g.push_back(*head);
     g.insert(g.end(), body.begin(), body.end());
-    c->ep->post_send(std::move(g), [head, keep](std::error_code) {});
+    c->ep->post_send(std::move(g), [head, keep, weak = std::weak_ptr<conn>(c)](std::error_code) {
+      if (auto c = weak.lock()) c->progress();
+    });
   }
 
   void send_error(const std::shared_ptr<conn>& c, std::uint32_t xid, rr::error_code code) {
@@ -127,18 +220,18 @@ struct rpc_server::impl : std::enable_shared_from_this<impl> {
     send(c, rr::make_error(xid, code, 0), {}, nullptr);
   }
 
-  void disconnect(const std::shared_ptr<conn>& c) { c->ep->close(); }
-
   void on_message(const std::shared_ptr<conn>& c, std::span<const std::byte> m) {
     c->ep->post_recv(1);  // the message is handled from a copy below
+    bool over_grant;
     {
       std::lock_guard lock(c->mu);
+      c->last_progress = std::chrono::steady_clock::now();
       c->outstanding++;
-      if (c->outstanding > std::max<std::uint32_t>(1, c->max_grant)) {
-        count([](rpc_server_stats& s) { s.credit_violations++; });
-        c->ep->close();
-        return;
-      }
+      over_grant = c->outstanding > std::max<std::uint32_t>(1, c->max_grant);
+    }
+    if (over_grant) {
+      count([](rpc_server_stats& s) { s.credit_violations++; });
+      return close_for(*c, rpc_server_limit::credits);
     }
     xdr::decoder d(m);
     rr::header h;
@@ -148,7 +241,7 @@ struct rpc_server::impl : std::enable_shared_from_this<impl> {
       return send_error(c, e.xid, e.code);
     } catch (const xdr::decode_error&) {  // not even an xid
       count([](rpc_server_stats& s) { s.bad_messages++; });
-      return disconnect(c);
+      return close_for(*c, rpc_server_limit::bad_message);
     }
     {
       std::lock_guard lock(c->mu);
@@ -229,6 +322,7 @@ struct rpc_server::impl : std::enable_shared_from_this<impl> {
         std::span<std::byte> dst(call->record.data() + at, s.target.length);
         at += s.target.length;
         c->ep->rdma_read(s.target, dst, [self, c, call](std::error_code ec) {
+          c->progress();
           if (ec) call->failed = true;
           if (--call->ops_left != 0) return;
           self->pull_done(c, call);
@@ -262,28 +356,47 @@ struct rpc_server::impl : std::enable_shared_from_this<impl> {
              std::shared_ptr<const void> keepalive);
 };
 
+/// A call with the call handler: counted in its connection's `executing` until it is
+/// answered, dropped, or its responder goes.
 class rpc_server::impl::responder_impl final : public rpc_server::responder {
  public:
   responder_impl(std::weak_ptr<impl> s, std::weak_ptr<conn> c, std::shared_ptr<pending_call> call)
       : srv_(std::move(s)), conn_(std::move(c)), call_(std::move(call)) {}
+  ~responder_impl() override { finish(); }
   void reply(xdr::encoder msg, std::shared_ptr<const void> keepalive) override {
+    finish();
     auto s = srv_.lock();
     auto c = conn_.lock();
     if (!s || !c || !call_) return;
     s->reply(c, std::move(call_), std::move(msg), std::move(keepalive));
   }
   void drop() override {
+    finish();
     if (auto c = conn_.lock()) c->ep->close();
   }
 
  private:
+  void finish() {
+    if (finished_.exchange(true)) return;
+    if (auto c = conn_.lock()) {
+      std::lock_guard lock(c->mu);
+      c->executing--;
+      c->last_progress = std::chrono::steady_clock::now();
+    }
+  }
+
   std::weak_ptr<impl> srv_;
   std::weak_ptr<conn> conn_;
   std::shared_ptr<pending_call> call_;
+  std::atomic<bool> finished_{false};
 };
 
 void rpc_server::impl::dispatch(const std::shared_ptr<conn>& c, std::shared_ptr<pending_call> call) {
   count([](rpc_server_stats& s) { s.calls++; });
+  {
+    std::lock_guard lock(c->mu);
+    c->executing++;
+  }
   std::vector<std::byte> record = std::move(call->record);
   call->record.clear();
   on_call(std::move(record), std::make_shared<responder_impl>(weak_from_this(), c, std::move(call)));
@@ -375,6 +488,7 @@ void rpc_server::impl::reply(const std::shared_ptr<conn>& c, std::shared_ptr<pen
   auto bp = std::make_shared<gather_list>(std::move(body));
   for (auto& [seg, parts] : writes) {
     c->ep->rdma_write(seg, std::move(parts), [self, c, st, prog, hp, bp](std::error_code ec) {
+      c->progress();
       if (ec) prog->failed = true;
       if (--prog->left != 0) return;
       if (prog->failed) return self->send_error(c, hp->xid, rr::error_code::err_chunk);
@@ -400,6 +514,10 @@ rpc_server::rpc_server(fabric& f, const std::string& host, std::uint16_t port, r
     if (auto s = weak.lock()) s->accept(std::move(ep));
     else ep->close();
   });
+  if (impl_->opts.idle_timeout.count() > 0)
+    boost::asio::dispatch(f.context(), [weak] {
+      if (auto s = weak.lock()) s->schedule_idle_check();
+    });
 }
 
 rpc_server::~rpc_server() { stop(); }

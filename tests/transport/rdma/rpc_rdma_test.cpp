@@ -2,18 +2,12 @@
 // paths, RFC 8797 inline thresholds, credits. The "RPC program" here is a toy whose calls
 // are [xid][op][args] and whose replies the handler builds per op. Hostile peers at the end:
 // chunks beyond, beside or without registrations, messages above the inline size.
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <mutex>
 #include <optional>
 #include <random>
 
-#include "fabric_fixture.hpp"
-#include "transport/rdma/cma/cma_fabric.hpp"
+#include "raw_peers.hpp"
 #include "transport/rdma/chunks.hpp"
 #include "transport/rdma/rpc_client.hpp"
 #include "transport/rdma/rpc_server.hpp"
@@ -170,14 +164,6 @@ call_result do_call(io_thread& t, const std::shared_ptr<rpc_client>& c, rdma::rp
   return wait_for(f);
 }
 
-template <class Pred>
-bool eventually(Pred p) {
-  for (int i = 0; i < 4000; ++i) {  // bounded: 20 s
-    if (p()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return p();
-}
 
 }  // namespace
 
@@ -485,71 +471,6 @@ TEST_CASE("rpc/rdma credits: the grant is bounded by the receives posted") {
   CHECK(s.server->stats().last_grant == 4);
 }
 
-namespace {
-
-/// A hand-driven client endpoint that sends raw transport messages.
-struct raw_client {
-  io_thread& t;
-  std::unique_ptr<rdma::fabric> fab;
-  std::shared_ptr<rdma::endpoint> ep;
-  std::mutex mu;
-  std::vector<std::vector<std::byte>> got;
-  std::promise<std::error_code> closed;
-  std::shared_future<std::error_code> closed_f = closed.get_future().share();
-
-  raw_client(io_thread& io, std::uint16_t port, bool private_data = true) : t(io), fab(rdma::make_fabric("cma", io.io)) {
-    rdma::endpoint_options o;
-    if (private_data) {
-      auto b = rr::private_data{}.encode();
-      o.private_data.assign(b.begin(), b.end());
-    }
-    std::promise<std::shared_ptr<rdma::endpoint>> p;
-    auto f = p.get_future();
-    fab->connect("127.0.0.1", port, o, [&](std::error_code, std::shared_ptr<rdma::endpoint> e) { p.set_value(e); });
-    ep = wait_for(f);
-    REQUIRE(ep);
-    ep->post_recv(64);
-    ep->start([this](std::span<const std::byte> m) {
-      std::lock_guard l(mu);
-      got.emplace_back(m.begin(), m.end());
-    }, [this](std::error_code ec) { closed.set_value(ec); });
-  }
-  ~raw_client() {
-    // On the io thread, so the close handler has run before this object goes.
-    on_io(t.io, [this] {
-      ep->close();
-      return 0;
-    });
-  }
-  void send(std::vector<std::byte> m) { CHECK_FALSE(sync_send(*ep, {m})); }
-  void send(const rr::header& h, std::vector<std::byte> body = {}) {
-    xdr::encoder e;
-    rr::encode_header(e, h);
-    auto b = e.flatten();
-    b.insert(b.end(), body.begin(), body.end());
-    send(b);
-  }
-  rr::header next() {
-    REQUIRE(eventually([&] {
-      std::lock_guard l(mu);
-      return !got.empty();
-    }));
-    std::lock_guard l(mu);
-    auto m = got.front();
-    got.erase(got.begin());
-    xdr::decoder d(m);
-    return rr::decode_header(d);
-  }
-};
-
-std::vector<std::byte> words(std::initializer_list<std::uint32_t> w) {
-  xdr::encoder e;
-  for (auto x : w) e.put_u32(x);
-  return e.flatten();
-}
-
-}  // namespace
-
 TEST_CASE("rpc/rdma errors: ERR_VERS for another version, ERR_CHUNK for bad chunks, disconnect for garbage") {
   io_thread t;
   toy_server s(t);
@@ -830,64 +751,15 @@ TEST_CASE("rpc/rdma hostile peer: chunks beside, beyond or without a registratio
           std::to_string(s.server->connection_count()) + " connection up");
 }
 
-namespace {
-
-/// A peer that speaks the cma provider's packets itself, as any process of the same user
-/// could: a packet is {kind, status, id} in host order, then its body (cma_fabric.cpp).
-struct hand_peer {
-  int fd = -1;
-  explicit hand_peer(std::uint16_t port) {
-    fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    REQUIRE(fd >= 0);
-    const std::string name = rdma::cma::socket_name("127.0.0.1", port);
-    sockaddr_un sa{};
-    sa.sun_family = AF_UNIX;
-    std::memcpy(sa.sun_path + 1, name.data(), name.size());
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&sa), socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size())) == 0);
-  }
-  ~hand_peer() { ::close(fd); }
-  static std::vector<std::byte> packet(std::uint32_t kind, std::span<const std::byte> body) {
-    std::vector<std::byte> p(16);
-    std::memcpy(p.data(), &kind, 4);  // status and id stay 0
-    p.insert(p.end(), body.begin(), body.end());
-    return p;
-  }
-  void send(const std::vector<std::byte>& p) { REQUIRE(::send(fd, p.data(), p.size(), MSG_NOSIGNAL) == ssize_t(p.size())); }
-  /// The next packet, or nothing when the connection ended (bounded wait).
-  std::optional<std::vector<std::byte>> receive() {
-    pollfd pfd{fd, POLLIN, 0};
-    REQUIRE(::poll(&pfd, 1, 20000) == 1);
-    std::vector<std::byte> b(1 << 16);
-    const ssize_t n = ::recv(fd, b.data(), b.size(), 0);
-    if (n <= 0) return std::nullopt;
-    b.resize(std::size_t(n));
-    return b;
-  }
-};
-
-}  // namespace
-
 TEST_CASE("rpc/rdma hostile peer: a message above the negotiated inline size closes that connection, alone") {
   io_thread t;
   toy_server s(t);  // receives of 4096 bytes, announced in its private data
   auto cf = rdma::make_fabric("cma", t.io);
   auto good = connect(t, *cf, s.server->port());
   hand_peer peer(s.server->port());
-  // hello: our receive size (4096) and RFC 8797 private data; the answer: the server's.
-  std::vector<std::byte> hello = words({0, 0});
-  const std::uint32_t recv_size = 4096;
-  std::memcpy(hello.data(), &recv_size, 4);
-  const auto pd = rr::private_data{}.encode();
-  hello.insert(hello.end(), pd.begin(), pd.end());
-  peer.send(hand_peer::packet(1, hello));
-  auto ack = peer.receive();
-  REQUIRE(ack);
-  std::uint32_t kind = 0, server_recv = 0;
-  REQUIRE(ack->size() >= 24);
-  std::memcpy(&kind, ack->data(), 4);
-  std::memcpy(&server_recv, ack->data() + 16, 4);
-  CHECK(kind == 2);
-  CHECK(server_recv == rr::preferred_inline_size);
+  const auto ack = peer.handshake();
+  CHECK(ack.kind == 2);
+  CHECK(ack.recv_size == rr::preferred_inline_size);
   REQUIRE(eventually([&] { return s.server->connection_count() == 2; }));
 
   // A call of exactly the negotiated size is answered ...

@@ -577,6 +577,7 @@ class cma_fabric final : public fabric {
   explicit cma_fabric(asio::io_context& io) : io_(io), table_(std::make_shared<registration_table>()) {}
 
   std::string_view provider() const override { return "cma"; }
+  asio::io_context& context() const override { return io_; }
 
   std::unique_ptr<memory_registration> register_memory(void* data, std::size_t size, remote_access a) override {
     if (data == nullptr || size == 0) throw std::system_error(errc_code(std::errc::invalid_argument), "cma: empty registration");

@@ -658,9 +658,10 @@ verbs_listener::~verbs_listener() { f_->forget_listener(id_); }
 /// The public face: forwards to the shared implementation, which outlives pending handlers.
 class fabric_handle final : public fabric {
  public:
-  explicit fabric_handle(asio::io_context& io) : impl_(std::make_shared<verbs_fabric>(io)) { impl_->start(); }
+  explicit fabric_handle(asio::io_context& io) : io_(io), impl_(std::make_shared<verbs_fabric>(io)) { impl_->start(); }
   ~fabric_handle() override { impl_->stop(); }
   std::string_view provider() const override { return "verbs"; }
+  asio::io_context& context() const override { return io_; }
   std::unique_ptr<memory_registration> register_memory(void* data, std::size_t size, remote_access a) override {
     return impl_->register_memory(data, size, a);
   }
@@ -674,6 +675,7 @@ class fabric_handle final : public fabric {
   }
 
  private:
+  asio::io_context& io_;
   std::shared_ptr<verbs_fabric> impl_;
 };
 
