@@ -450,7 +450,8 @@ def round2(res, w):
     cr, cr0 = load(os.path.join(res, "compound_rate.json")), load(os.path.join(res, "compound_rate-before.json"))
     one, one0 = load(os.path.join(res, "cli_single.json")), load(os.path.join(res, "cli_single-before.json"))
     srv, srv0 = load(os.path.join(res, "cli_servers.json")), load(os.path.join(res, "cli_servers-before.json"))
-    if not (cr and cr0) and not (one and one0) and not (srv and srv0):
+    lc, lc0 = load(os.path.join(res, "local_copy.json")), load(os.path.join(res, "local_copy-before.json"))
+    if not (cr and cr0) and not (one and one0) and not (srv and srv0) and not (lc and lc0):
         return
     w("## Issue 18: before and after\n")
     if cr and cr0:
@@ -506,6 +507,21 @@ def round2(res, w):
                 continue
             w(f"| {r['command']} | {r['server']} | {r0['compounds']} | {r['stats']['compounds']} | {r0['ops']} | "
               f"{r['stats']['ops']} | {r['stats']['ops'] / v['ops']:.2f} |")
+        w("")
+
+
+    if lc and lc0:
+        w("file:// on its own: `vnfs cp -r file:///SRC file:///DST` of 1,000 x 1 KiB files in one directory beside "
+          "GNU `cp -r` of the same tree on the same disk, taking turns, whole processes timed by the wall clock, "
+          "medians (`bash bench/local_copy.sh`; before: `VNFS_BIN=OLD/vnfs bash bench/local_copy.sh "
+          "bench/results/local_copy-before.json`). System calls of one vnfs copy from `strace -f -c`. The goal: "
+          "within 1.5 x GNU cp.\n")
+        w("| | vnfs s | GNU cp s (same run) | vnfs / cp | system calls | of which futex |")
+        w("|---|---|---|---|---|---|")
+        for label, doc in (("before", lc0), ("after", lc)):
+            sc = doc.get("vnfs_syscalls") or {}
+            w(f"| {label} | {doc['vnfs_median']:.3f} | {doc['cp_median']:.3f} | {doc['ratio']:.2f} | "
+              f"{sum(sc.values()) if sc else '-'} | {sc.get('futex', '-')} |")
         w("")
 
 

@@ -28,6 +28,12 @@ struct open_file {
   std::string path;
 };
 
+/// The path a handle of the default vectorized calls names: its bytes are the path's (as
+/// vgetattrs' attr::handle gives them over file://).
+inline std::string handle_path(const file_handle& h) {
+  return std::string(reinterpret_cast<const char*>(h.bytes.data()), h.bytes.size());
+}
+
 /// A destination for read data: a registered slice, or plain memory.
 struct read_target {
   memory_slice registered;        ///< used when registered.data() != nullptr
@@ -78,8 +84,9 @@ class backend {
   // ---- Vectorized operations (client/vector/). Items carry normalized paths; `done` gets
   // out->ok_count as its byte count, after *out (sized to the items) and the items' result
   // fields are written. The defaults run the scalar calls above one item after another,
-  // stopping at the first failure (vNFS's POSIX fallback: file://, and the scalar baseline);
-  // the nfs backend packs them into COMPOUNDs instead.
+  // stopping at the first failure (vNFS's POSIX fallback: the scalar baseline, with
+  // compound_vectors off); the nfs backend packs them into COMPOUNDs instead, and file://
+  // runs each call's items on one worker.
   virtual void vopen(std::span<vopen_item> items, vresult* out, done_fn done);
   virtual void vclose(std::span<const file> files, vresult* out, done_fn done);
   virtual void vread(std::span<vio> items, vresult* out, done_fn done);

@@ -1,8 +1,8 @@
 // The vectorized calls against vnfsd (over TCP and over RPC-over-RDMA/cma), NFS-Ganesha and
 // file://, with the same expectations:
 // bytes, attributes, per-item statuses, the index of the first failure and the state of the
-// items before and after it. Over file:// each item runs as scalar calls, so agreement here
-// is agreement between the COMPOUND planner and POSIX.
+// items before and after it. Over file:// each item makes the POSIX calls of the scalar
+// calls, so agreement here is agreement between the COMPOUND planner and POSIX.
 #include <fcntl.h>
 
 #include <algorithm>

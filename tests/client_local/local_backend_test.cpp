@@ -818,3 +818,154 @@ TEST_CASE("local: through vnfs::client with a file:// URL", "[client_local]") {
     CHECK(e.code() == make_error_code(errc::closed));
   }
 }
+
+// The vectorized calls run every item of a call on one worker, with the call's directories
+// resolved once: the same confinement and the same per-item results as the scalar calls.
+TEST_CASE("local: vectorized calls stop at a symlink on the way, item by item, in both resolutions",
+          "[client_local]") {
+  const bool walk = GENERATE(false, true);
+  detail::set_local_resolution_walk(walk);
+  struct reset {
+    ~reset() { detail::set_local_resolution_walk(false); }
+  } reset_walk;
+  INFO("walk: " << walk);
+  test::temp_dir outside("vnfs-outside");
+  spit(outside / "secret", "secret");
+  ::chmod((outside / "secret").c_str(), 0600);
+  test::temp_dir d("vnfs-local-vector");
+  fs::create_directory(d / "in");
+  spit(d / "in" / "f", "inside");
+  fs::create_symlink(outside.path(), d / "out");
+  fs::create_symlink(outside / "secret", d / "secret");
+  auto c = client::connect("file://" + d.path().string());
+  const std::error_code not_executed = make_error_code(errc::not_executed);
+
+  auto data = bytes_of("planted");
+  std::vector<vio> w{vio("in/a", 0, std::span<const std::byte>(data), vio_flags::create),
+                     vio("out/planted", 0, std::span<const std::byte>(data), vio_flags::create),
+                     vio("in/b", 0, std::span<const std::byte>(data), vio_flags::create)};
+  vresult r = c.vwrite(w);
+  CHECK(r.failed_index == 1);
+  CHECK(r.error == std::errc::too_many_symbolic_link_levels);
+  CHECK_FALSE(r.status[0]);
+  CHECK(r.status[2] == not_executed);
+  CHECK(slurp(d / "in" / "a") == "planted");
+  CHECK_FALSE(fs::exists(d / "in" / "b"));
+
+  std::vector<std::byte> buf(16);
+  std::vector<vio> rd{vio("in/f", 0, std::span<std::byte>(buf)), vio("secret", 0, std::span<std::byte>(buf))};
+  r = c.vread(rd);
+  CHECK(r.failed_index == 1);
+  CHECK(r.error == std::errc::too_many_symbolic_link_levels);
+  CHECK(rd[0].bytes == 6);
+  CHECK(rd[0].eof);
+
+  std::vector<vattr> st{vattr("in/f"), vattr("out/secret")};
+  CHECK(c.vgetattrs(st).error == std::errc::too_many_symbolic_link_levels);
+  std::vector<vattr> chmods(1);
+  chmods[0].file = "secret";  // the link itself: its mode is never changed, its target untouched
+  chmods[0].mask = attr::mode;
+  chmods[0].stat.mode = 0666;
+  CHECK(c.vsetattrs(chmods).error == std::errc::operation_not_supported);
+  std::vector<vmkdir_item> dirs{{"in/d", 0755}, {"out/d", 0755}};
+  CHECK(c.vmkdir(dirs).failed_index == 1);
+  std::vector<std::string> rm{"out/secret"};
+  CHECK(c.vremove(rm).error == std::errc::too_many_symbolic_link_levels);
+  std::vector<vcopy_item> copies(2);
+  copies[0].src = "in/f", copies[0].dst = "out/copy";
+  copies[1].src = "secret", copies[1].dst = "in/copy";
+  CHECK(c.vscopy(std::span(copies).first(1)).error == std::errc::too_many_symbolic_link_levels);
+  CHECK(c.vscopy(std::span(copies).subspan(1)).error == std::errc::invalid_argument);  // not a regular file
+  CHECK_FALSE(fs::exists(d / "in" / "copy"));
+  std::vector<vrename_item> moves{{"out/secret", "stolen"}};
+  CHECK(c.vrename(moves).error == std::errc::too_many_symbolic_link_levels);
+
+  // Nothing outside changed.
+  CHECK(slurp(outside / "secret") == "secret");
+  CHECK((fs::status(outside / "secret").permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
+  std::set<std::string> names;
+  for (auto& e : fs::directory_iterator(outside.path())) names.insert(e.path().filename().string());
+  CHECK(names == std::set<std::string>{"secret"});
+  CHECK_FALSE(fs::exists(d / "stolen"));
+}
+
+TEST_CASE("local: a directory renamed by an item is resolved anew by the later items", "[client_local]") {
+  test::temp_dir d("vnfs-local-vector");
+  fs::create_directory(d / "p");
+  spit(d / "p" / "x", "x");
+  auto c = client::connect("file://" + d.path().string());
+  // Item 0 resolves p; item 1 moves it to q; item 2 names p/x2, which no longer exists.
+  std::vector<vrename_item> moves{{"p/x", "p/x2"}, {"p", "q"}, {"p/x2", "y"}};
+  vresult r = c.vrename(moves);
+  CHECK(r.failed_index == 2);
+  CHECK(r.error == std::errc::no_such_file_or_directory);
+  CHECK(r.ok_count == 2);
+  CHECK(slurp(d / "q" / "x2") == "x");
+  CHECK_FALSE(fs::exists(d / "y"));
+}
+
+TEST_CASE("local: vscopy copies with the kernel, whole, in part and within one file", "[client_local]") {
+  test::temp_dir d("vnfs-local-vector");
+  spit(d / "f", "abcdefgh");
+  ::chmod((d / "f").c_str(), 0444);
+  spit(d / "old", "a longer old content");
+  fs::create_directory(d / "dir");
+  auto c = client::connect("file://" + d.path().string());
+
+  std::vector<vcopy_item> items(3);
+  items[0].src = "f", items[0].dst = "whole";                                  // created, mode 0444
+  items[1].src = "f", items[1].dst = "old";                                    // truncated to the copy
+  items[2].src = "f", items[2].dst = "part", items[2].src_offset = 6, items[2].length = 10;  // to the end: 2
+  vresult r = c.vscopy(items);
+  REQUIRE(r.ok());
+  CHECK(items[0].bytes == 8);
+  CHECK(items[1].bytes == 8);
+  CHECK(items[2].bytes == 2);
+  CHECK(slurp(d / "whole") == "abcdefgh");
+  CHECK((fs::status(d / "whole").permissions() & fs::perms::all) ==
+        (fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read));
+  CHECK(slurp(d / "old") == "abcdefgh");
+  CHECK(slurp(d / "part") == "gh");
+
+  // Within one file: copied whole onto itself it stays as it is; with overlapping ranges the
+  // source range is read before it is written.
+  ::chmod((d / "f").c_str(), 0644);
+  std::vector<vcopy_item> within(2);
+  within[0].src = "f", within[0].dst = "f";
+  within[1].src = "f", within[1].dst = "f", within[1].src_offset = 0, within[1].dst_offset = 2, within[1].length = 4;
+  REQUIRE(c.vscopy(within).ok());
+  CHECK(within[0].bytes == 8);
+  CHECK(within[1].bytes == 4);
+  CHECK(slurp(d / "f") == "ababcdgh");
+
+  std::vector<vcopy_item> bad(3);
+  bad[0].src = "f", bad[0].dst = "g";
+  bad[1].src = "f", bad[1].dst = "dir";   // a directory in the way
+  bad[2].src = "dir", bad[2].dst = "h";
+  r = c.vscopy(bad);
+  CHECK(r.failed_index == 1);
+  CHECK(r.error == std::errc::is_a_directory);
+  CHECK(r.status[2] == make_error_code(errc::not_executed));
+  CHECK(slurp(d / "g") == "ababcdgh");
+  CHECK(c.vscopy(std::span(bad).subspan(2)).error == std::errc::invalid_argument);
+  CHECK_FALSE(fs::exists(d / "h"));
+}
+
+TEST_CASE("local: vremove takes files, symlinks and empty directories in one call", "[client_local]") {
+  test::temp_dir d("vnfs-local-vector");
+  spit(d / "f", "x");
+  fs::create_symlink("f", d / "ln");
+  fs::create_directories(d / "e");
+  fs::create_directories(d / "full" / "sub");
+  auto c = client::connect("file://" + d.path().string());
+  std::vector<std::string> paths{"f", "ln", "e", "full", "never"};
+  vresult r = c.vremove(paths);
+  CHECK(r.failed_index == 3);
+  CHECK(r.error == std::errc::directory_not_empty);
+  CHECK(r.ok_count == 3);
+  CHECK(r.status[4] == make_error_code(errc::not_executed));
+  CHECK_FALSE(fs::exists(fs::symlink_status(d / "f")));
+  CHECK_FALSE(fs::exists(fs::symlink_status(d / "ln")));
+  CHECK_FALSE(fs::exists(d / "e"));
+  CHECK(fs::exists(d / "full" / "sub"));
+}

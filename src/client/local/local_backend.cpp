@@ -16,6 +16,7 @@
 #include <shared_mutex>
 #include <string_view>
 #include <system_error>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -23,6 +24,8 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "client/memory/registration.hpp"
+#include "client/vector/attr_mask.hpp"
+#include "client/vector/item_runner.hpp"
 
 namespace vnfs::detail {
 namespace {
@@ -53,18 +56,6 @@ class unique_fd {
 
  private:
   int fd_ = -1;
-};
-
-// A directory to make *at() calls in: the root (not owned) or a descriptor opened beneath it.
-class dir_ref {
- public:
-  explicit dir_ref(int root) : fd_(root) {}
-  explicit dir_ref(unique_fd owned) : owned_(std::move(owned)), fd_(owned_.get()) {}
-  int fd() const noexcept { return fd_; }
-
- private:
-  unique_fd owned_;
-  int fd_;
 };
 
 file_type type_of(mode_t m) {
@@ -212,27 +203,62 @@ unique_fd open_beneath(int root, const std::string& path, int flags, std::error_
   }
 }
 
-// The directory a path's last component lives in.
-dir_ref parent_of(int root, const std::string& dir, std::error_code& ec) {
-  if (dir.empty()) return dir_ref(root);
-  unique_fd fd = open_beneath(root, dir, O_PATH | O_DIRECTORY, ec);
-  return dir_ref(std::move(fd));
+// fchmodat(2) with AT_SYMLINK_NOFOLLOW: the fchmodat2 system call (Linux 6.6) where the
+// kernel has it, one call; else glibc's emulation (an O_PATH open and a chmod through
+// /proc). A symlink is refused (EOPNOTSUPP) either way: its mode is never changed and it
+// is never followed.
+int chmod_nofollow(int dirfd, const char* name, mode_t mode) {
+#ifdef __linux__
+  constexpr long sys_fchmodat2 = 452;  // the same number on every Linux architecture
+  static std::atomic<bool> missing{false};
+  if (!missing.load(std::memory_order_relaxed)) {
+    long r = ::syscall(sys_fchmodat2, dirfd, name, mode, AT_SYMLINK_NOFOLLOW);
+    if (r == 0 || errno != ENOSYS) return static_cast<int>(r);
+    missing.store(true, std::memory_order_relaxed);
+  }
+#endif
+  return ::fchmodat(dirfd, name, mode, AT_SYMLINK_NOFOLLOW);
 }
-
-std::string proc_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 // Gives a just-made directory exactly `perm` (mkdirat applied the umask), as vnfsd does.
 // A set-gid bit inherited from the parent stays.
 std::error_code set_exact_dir_mode(int dirfd, const std::string& name, std::uint32_t perm) {
-  unique_fd fd(::openat(dirfd, name.c_str(), O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC));
-  if (!fd) return last_error();
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return last_error();
+  if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
+  if (!S_ISDIR(st.st_mode)) return sys_error(ENOTDIR);  // replaced meanwhile
   mode_t want = static_cast<mode_t>(perm & 07777) | (st.st_mode & S_ISGID);
   if ((st.st_mode & 07777) == want) return {};
-  if (::chmod(proc_path(fd.get()).c_str(), want) != 0) return last_error();
+  if (chmod_nofollow(dirfd, name.c_str(), want) != 0) return last_error();
   return {};
 }
+
+// The directories the paths of one call (a scalar call, or every item of a vectorized one)
+// live in: each resolved once, by open_beneath from the root (so no symlink and no ".." is
+// ever followed), and kept as an O_PATH descriptor that the call's *at() calls name their
+// last components in. It lives for one call only, on one worker: a directory renamed by
+// the call itself is forgotten (forget_all), one renamed by someone else meanwhile is seen
+// as it was when the call first used it, as with a descriptor a POSIX program holds.
+class dir_cache {
+ public:
+  explicit dir_cache(int root) : root_(root) {}
+
+  // The descriptor of directory `dir` (a valid path; "" is the root), or -1 with `ec`:
+  // ELOOP for a symlink on the way, ENOTDIR for a non-directory, ENOENT, ...
+  int get(const std::string& dir, std::error_code& ec) {
+    if (dir.empty()) return root_;
+    if (auto it = dirs_.find(dir); it != dirs_.end()) return it->second.get();
+    unique_fd fd = open_beneath(root_, dir, O_PATH | O_DIRECTORY, ec);
+    if (ec) return -1;
+    if (dirs_.size() >= max_dirs) dirs_.clear();
+    return dirs_.emplace(dir, std::move(fd)).first->second.get();
+  }
+  void forget_all() { dirs_.clear(); }
+
+ private:
+  static constexpr std::size_t max_dirs = 256;  // descriptors held at once
+  int root_;
+  std::unordered_map<std::string, unique_fd> dirs_;
+};
 
 struct local_file;
 
@@ -281,110 +307,52 @@ class local_backend final : public backend {
     pool_.join();
   }
 
+  // ---- the scalar calls: one worker hand-off each
+
   void open(const std::string& path, int flags, std::uint32_t mode, file* out, done_fn done) override {
     submit(std::move(done), [this, path, flags, mode, out]() -> result {
-      std::error_code ec;
-      auto f = do_open(path, flags, mode, ec);
-      if (ec) return {ec, 0};
-      *out = internals::make_file(std::move(f));
-      return {};
+      dir_cache dirs(root_.get());
+      return {open_item(dirs, path, flags, mode, *out), 0};
     });
   }
 
   void close(const file& f, done_fn done) override {
-    submit(std::move(done), [this, st = internals::state_of(f)]() -> result {
-      auto* lf = mine(st);
-      if (!lf) return {sys_error(EBADF), 0};
-      std::unique_lock lock(lf->mutex);
-      if (lf->fd < 0) return {sys_error(EBADF), 0};
-      int fd = std::exchange(lf->fd, -1);
-      // Linux releases the descriptor even when close reports an error (EIO of a delayed write).
-      if (::close(fd) != 0 && errno != EINTR) return {last_error(), 0};
-      return {};
-    });
+    submit(std::move(done), [this, st = internals::state_of(f)]() -> result { return {close_item(st), 0}; });
   }
 
   void read(const file& f, std::uint64_t offset, read_target dst, done_fn done) override {
     submit(std::move(done), [this, st = internals::state_of(f), offset, dst]() -> result {
       if (auto ec = check(dst.registered, access::read)) return {ec, 0};
-      auto* lf = mine(st);
-      if (!lf) return {sys_error(EBADF), 0};
-      std::shared_lock lock(lf->mutex);
-      if (lf->fd < 0) return {sys_error(EBADF), 0};
-      std::span<std::byte> b = dst.bytes();
       std::size_t got = 0;
-      while (got < b.size()) {
-        ssize_t n = ::pread(lf->fd, b.data() + got, b.size() - got, static_cast<off_t>(offset + got));
-        if (n < 0) {
-          if (errno == EINTR) continue;
-          return {last_error(), 0};
-        }
-        if (n == 0) break;  // end of file
-        got += static_cast<std::size_t>(n);
-      }
-      payload_direct_.fetch_add(got, std::memory_order_relaxed);
-      return {{}, got};
+      auto ec = with_fd(st, [&](int fd) { return read_at(fd, dst.bytes(), offset, got); });
+      return {ec, ec ? 0 : got};
     });
   }
 
   void write(const file& f, std::uint64_t offset, write_source src, done_fn done) override {
     submit(std::move(done), [this, st = internals::state_of(f), offset, src]() -> result {
       if (auto ec = check(src.registered, access::write)) return {ec, 0};
-      auto* lf = mine(st);
-      if (!lf) return {sys_error(EBADF), 0};
-      std::shared_lock lock(lf->mutex);
-      if (lf->fd < 0) return {sys_error(EBADF), 0};
-      std::span<const std::byte> b = src.bytes();
       std::size_t put = 0;
-      while (put < b.size()) {
-        ssize_t n = ::pwrite(lf->fd, b.data() + put, b.size() - put, static_cast<off_t>(offset + put));
-        if (n < 0) {
-          if (errno == EINTR) continue;
-          return {last_error(), 0};
-        }
-        put += static_cast<std::size_t>(n);
-      }
-      payload_direct_.fetch_add(put, std::memory_order_relaxed);
-      return {{}, put};
+      auto ec = with_fd(st, [&](int fd) { return write_at(fd, src.bytes(), offset, put); });
+      return {ec, ec ? 0 : put};
     });
   }
 
   void fsync(const file& f, done_fn done) override {
     submit(std::move(done), [this, st = internals::state_of(f)]() -> result {
-      auto* lf = mine(st);
-      if (!lf) return {sys_error(EBADF), 0};
-      std::shared_lock lock(lf->mutex);
-      if (lf->fd < 0) return {sys_error(EBADF), 0};
-      if (::fsync(lf->fd) != 0) return {last_error(), 0};
-      return {};
+      return {with_fd(st, [](int fd) { return ::fsync(fd) == 0 ? std::error_code() : last_error(); }), 0};
     });
   }
 
   void stat(const std::string& path, file_stat* out, done_fn done) override {
     submit(std::move(done), [this, path, out]() -> result {
-      std::error_code ec;
-      auto [dir, name] = split(path);
-      if (!valid_path(path)) return {sys_error(EINVAL), 0};
-      dir_ref d = parent_of(root_.get(), dir, ec);
-      if (ec) return {ec, 0};
-      struct stat st {};
-      if (::fstatat(d.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return {last_error(), 0};
-      *out = to_file_stat(st);
-      return {};
+      dir_cache dirs(root_.get());
+      return {stat_item(dirs, path, *out), 0};
     });
   }
 
   void fstat(const file& f, file_stat* out, done_fn done) override {
-    submit(std::move(done), [this, st = internals::state_of(f), out]() -> result {
-      auto* lf = mine(st);
-      if (!lf) return {sys_error(EBADF), 0};
-      std::shared_lock lock(lf->mutex);
-      if (lf->fd < 0) return {sys_error(EBADF), 0};
-      struct stat s {};
-      if (::fstat(lf->fd, &s) != 0) return {last_error(), 0};
-      *out = to_file_stat(s);
-      return {};
-    });
+    submit(std::move(done), [this, st = internals::state_of(f), out]() -> result { return {fstat_item(st, *out), 0}; });
   }
 
   void truncate(const std::string& path, std::uint64_t size, done_fn done) override {
@@ -403,112 +371,183 @@ class local_backend final : public backend {
     });
   }
 
-  // Size first, times last (a truncate would change mtime); none follows a final symlink.
   void setattr(const std::string& path, unsigned mask, const file_stat& v, done_fn done) override {
     submit(std::move(done), [this, path, mask, v]() -> result {
-      if (mask & ~attr::settable) return {make_error_code(errc::bad_argument), 0};
-      if (mask & attr::size) {
-        std::error_code ec;
-        unique_fd fd = open_beneath(root_.get(), path, O_WRONLY | O_NONBLOCK, ec);
-        if (ec) return {ec, 0};
-        if (::ftruncate(fd.get(), static_cast<off_t>(v.size)) != 0) return {last_error(), 0};
-      }
-      return at_parent(path, [mask, &v](int dirfd, const std::string& name) -> std::error_code {
-        if ((mask & attr::mode) && ::fchmodat(dirfd, name.c_str(), v.mode & 07777, AT_SYMLINK_NOFOLLOW) != 0)
-          return last_error();
-        if (mask & (attr::uid | attr::gid)) {
-          uid_t u = (mask & attr::uid) ? v.uid : static_cast<uid_t>(-1);
-          gid_t g = (mask & attr::gid) ? v.gid : static_cast<gid_t>(-1);
-          if (::fchownat(dirfd, name.c_str(), u, g, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
-        }
-        if (mask & (attr::atime | attr::mtime)) {
-          timespec ts[2] = {v.atime, v.mtime};
-          if (!(mask & attr::atime)) ts[0].tv_nsec = UTIME_OMIT;
-          if (!(mask & attr::mtime)) ts[1].tv_nsec = UTIME_OMIT;
-          if (::utimensat(dirfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
-        }
-        return {};
-      });
+      dir_cache dirs(root_.get());
+      return {setattr_item(dirs, path, mask, v), 0};
     });
   }
 
   void mkdir(const std::string& path, std::uint32_t mode, done_fn done) override {
     submit(std::move(done), [this, path, mode]() -> result {
-      return at_parent(path, [mode](int dirfd, const std::string& name) -> std::error_code {
-        if (::mkdirat(dirfd, name.c_str(), static_cast<mode_t>(mode & 07777)) != 0) return last_error();
-        return set_exact_dir_mode(dirfd, name, mode);
-      });
+      dir_cache dirs(root_.get());
+      return {mkdir_item(dirs, path, mode), 0};
     });
   }
 
   void unlink(const std::string& path, done_fn done) override {
     submit(std::move(done), [this, path]() -> result {
-      return at_parent(path, [](int dirfd, const std::string& name) -> std::error_code {
-        if (::unlinkat(dirfd, name.c_str(), 0) != 0) return last_error();
-        return {};
-      });
+      dir_cache dirs(root_.get());
+      return {at_parent(dirs, path, [](int dirfd, const std::string& name) -> std::error_code {
+                if (::unlinkat(dirfd, name.c_str(), 0) != 0) return last_error();
+                return {};
+              }),
+              0};
     });
   }
 
   void rmdir(const std::string& path, done_fn done) override {
     submit(std::move(done), [this, path]() -> result {
-      return at_parent(path, [](int dirfd, const std::string& name) -> std::error_code {
-        if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0) return last_error();
-        return {};
-      });
+      dir_cache dirs(root_.get());
+      return {at_parent(dirs, path, [](int dirfd, const std::string& name) -> std::error_code {
+                if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0) return last_error();
+                return {};
+              }),
+              0};
     });
   }
 
   void rename(const std::string& from, const std::string& to, done_fn done) override {
     submit(std::move(done), [this, from, to]() -> result {
-      return at_parents(from, to, [](int d1, const std::string& n1, int d2, const std::string& n2) -> std::error_code {
-        if (::renameat(d1, n1.c_str(), d2, n2.c_str()) != 0) return last_error();
-        return {};
-      });
+      dir_cache dirs(root_.get());
+      return {rename_item(dirs, from, to), 0};
     });
   }
 
   void link(const std::string& existing, const std::string& new_path, done_fn done) override {
     submit(std::move(done), [this, existing, new_path]() -> result {
-      return at_parents(existing, new_path, [](int d1, const std::string& n1, int d2, const std::string& n2) -> std::error_code {
-        // Flags 0: a symlink is linked itself, not its target.
-        if (::linkat(d1, n1.c_str(), d2, n2.c_str(), 0) != 0) return last_error();
-        return {};
-      });
+      dir_cache dirs(root_.get());
+      return {link_item(dirs, existing, new_path), 0};
     });
   }
 
   void symlink(const std::string& target, const std::string& link_path, done_fn done) override {
     submit(std::move(done), [this, target, link_path]() -> result {
-      // The target is stored as text, never resolved here; an empty one is refused as by NFS.
-      if (target.empty() || target.find('\0') != std::string::npos) return {sys_error(EINVAL), 0};
-      return at_parent(link_path, [&target](int dirfd, const std::string& name) -> std::error_code {
-        if (::symlinkat(target.c_str(), dirfd, name.c_str()) != 0) return last_error();
-        return {};
-      });
+      dir_cache dirs(root_.get());
+      return {symlink_item(dirs, target, link_path), 0};
     });
   }
 
   void readlink(const std::string& path, std::string* out, done_fn done) override {
     submit(std::move(done), [this, path, out]() -> result {
-      return at_parent(path, [out](int dirfd, const std::string& name) -> std::error_code {
-        std::string buf(256, '\0');
-        while (true) {
-          ssize_t n = ::readlinkat(dirfd, name.c_str(), buf.data(), buf.size());
-          if (n < 0) return last_error();
-          if (static_cast<std::size_t>(n) < buf.size()) {
-            buf.resize(static_cast<std::size_t>(n));
-            *out = std::move(buf);
-            return {};
-          }
-          buf.resize(buf.size() * 2);  // may have been cut: try with more room
-        }
-      });
+      dir_cache dirs(root_.get());
+      return {readlink_item(dirs, path, *out), 0};
     });
   }
 
   void readdir(dir_stream* d, done_fn done) override {
-    submit(std::move(done), [this, d]() -> result { return do_readdir(*d); });
+    submit(std::move(done), [this, d]() -> result { return {do_readdir(*d), 0}; });
+  }
+
+  // ---- the vectorized calls: every item of a call on one worker, in one hand-off, with the
+  // same POSIX calls and results as the scalar calls above made item by item (the default
+  // vectorized calls of backend.hpp), the call's directories resolved once (dir_cache).
+
+  void vopen(std::span<vopen_item> items, vresult* out, done_fn done) override {
+    run_items(items.size(), out, std::move(done), [this, items](std::size_t i, dir_cache& dirs) {
+      return open_item(dirs, items[i].path, items[i].flags, items[i].mode, items[i].result);
+    });
+  }
+
+  void vclose(std::span<const file> files, vresult* out, done_fn done) override {
+    run_items(files.size(), out, std::move(done), [this, files](std::size_t i, dir_cache&) {
+      return close_item(internals::state_of(files[i]));
+    });
+  }
+
+  void vread(std::span<vio> items, vresult* out, done_fn done) override {
+    run_items(items.size(), out, std::move(done),
+              [this, items](std::size_t i, dir_cache& dirs) { return io_item(dirs, items[i], false); });
+  }
+
+  void vwrite(std::span<vio> items, vresult* out, done_fn done) override {
+    run_items(items.size(), out, std::move(done),
+              [this, items](std::size_t i, dir_cache& dirs) { return io_item(dirs, items[i], true); });
+  }
+
+  void vgetattrs(std::span<vattr> items, vresult* out, done_fn done) override {
+    run_items(items.size(), out, std::move(done), [this, items](std::size_t i, dir_cache& dirs) {
+      vattr& a = items[i];
+      file_stat st;
+      std::error_code ec;
+      if (const file* f = a.file.descriptor()) {
+        ec = fstat_item(internals::state_of(*f), st);
+      } else {
+        std::string path = a.file.path() ? *a.file.path() : handle_path(*a.file.handle());
+        if (a.mask & attr::handle) {
+          auto b = reinterpret_cast<const std::byte*>(path.data());
+          a.handle.bytes.assign(b, b + path.size());
+        }
+        ec = stat_item(dirs, path, st);
+      }
+      if (!ec) copy_masked(st, a.mask, a.stat);
+      return ec;
+    });
+  }
+
+  void vsetattrs(std::span<const vattr> items, vresult* out, done_fn done) override {
+    run_items(items.size(), out, std::move(done), [this, items](std::size_t i, dir_cache& dirs) {
+      const vattr& a = items[i];
+      std::string path = a.file.path()         ? *a.file.path()
+                         : a.file.descriptor() ? a.file.descriptor()->path()
+                                               : handle_path(*a.file.handle());
+      return setattr_item(dirs, path, a.mask, a.stat);
+    });
+  }
+
+  void vmkdir(std::span<const vmkdir_item> items, vresult* out, done_fn done) override {
+    run_items(items.size(), out, std::move(done),
+              [this, items](std::size_t i, dir_cache& dirs) { return mkdir_item(dirs, items[i].path, items[i].mode); });
+  }
+
+  void vsymlink(std::span<const vlink> items, vresult* out, done_fn done) override {
+    run_items(items.size(), out, std::move(done), [this, items](std::size_t i, dir_cache& dirs) {
+      return symlink_item(dirs, items[i].target, items[i].path);
+    });
+  }
+
+  void vhardlink(std::span<const vlink> items, vresult* out, done_fn done) override {
+    run_items(items.size(), out, std::move(done), [this, items](std::size_t i, dir_cache& dirs) {
+      return link_item(dirs, items[i].target, items[i].path);
+    });
+  }
+
+  void vreadlink(std::span<const std::string> paths, std::string* targets, vresult* out, done_fn done) override {
+    run_items(paths.size(), out, std::move(done), [this, paths, targets](std::size_t i, dir_cache& dirs) {
+      return readlink_item(dirs, paths[i], targets[i]);
+    });
+  }
+
+  // A file or symlink is unlinked; a directory (unlink says EISDIR) is removed as one.
+  void vremove(std::span<const std::string> paths, vresult* out, done_fn done) override {
+    run_items(paths.size(), out, std::move(done), [this, paths](std::size_t i, dir_cache& dirs) {
+      return at_parent(dirs, paths[i], [](int dirfd, const std::string& name) -> std::error_code {
+        if (::unlinkat(dirfd, name.c_str(), 0) == 0) return {};
+        if (errno == EISDIR && ::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) == 0) return {};
+        return last_error();
+      });
+    });
+  }
+
+  void vrename(std::span<const vrename_item> items, vresult* out, done_fn done) override {
+    run_items(items.size(), out, std::move(done), [this, items](std::size_t i, dir_cache& dirs) {
+      auto ec = rename_item(dirs, items[i].from, items[i].to);
+      dirs.forget_all();  // a directory may have moved: later items resolve their paths anew
+      return ec;
+    });
+  }
+
+  void vreaddir(std::span<dir_stream* const> streams, unsigned, vresult* out, done_fn done) override {
+    run_items(streams.size(), out, std::move(done), [this, streams](std::size_t i, dir_cache&) {
+      return streams[i]->eof ? std::error_code() : do_readdir(*streams[i]);
+    });
+  }
+
+  // The copy is made here, with copy_file_range (the kernel moves the data; on file systems
+  // that share blocks, it shares them), as vcopy would make it through the client.
+  void vscopy(std::span<vcopy_item> items, vresult* out, done_fn done) override {
+    run_items(items.size(), out, std::move(done),
+              [this, items](std::size_t i, dir_cache& dirs) { return copy_item(dirs, items[i]); });
   }
 
   void close_all() override {
@@ -516,6 +555,7 @@ class local_backend final : public backend {
     {
       std::unique_lock lock(mutex_);
       closed_ = true;
+      closing_.store(true, std::memory_order_relaxed);
       // Called from a done callback, the call that runs it is still in flight: not waited for.
       // (Several callbacks may do so at once: each waits for the calls that are not one.)
       const bool on_worker = running_on_worker == this;
@@ -547,16 +587,19 @@ class local_backend final : public backend {
     std::size_t bytes = 0;
   };
 
-  // Runs `work` on a worker and reports its result. Calls accepted before close_all count as
-  // in flight until their done returns; queued ones that find the backend closing complete
-  // with errc::closed. Calls after close_all are refused on a worker too, so done never runs
-  // inside the caller's stack.
+  // Runs `work(closing)` on a worker and reports its result; `closing` says that the call
+  // found the backend closed (close_all). Calls accepted before close_all count as in flight
+  // until their done returns. Calls after close_all run on a worker too (with closing set),
+  // so done never runs inside the caller's stack.
   template <class Work>
-  void submit(done_fn done, Work work) {
+  void submit_on_worker(done_fn done, Work work) {
     {
       std::lock_guard lock(mutex_);
       if (closed_) {
-        boost::asio::post(pool_, [done = std::move(done)] { done(make_error_code(errc::closed), 0); });
+        boost::asio::post(pool_, [done = std::move(done), work = std::move(work)]() mutable {
+          result r = work(true);
+          done(r.ec, r.bytes);
+        });
         return;
       }
       ++in_flight_;
@@ -574,13 +617,38 @@ class local_backend final : public backend {
       struct unmark {
         ~unmark() { running_on_worker = nullptr; }
       } unmark_guard;
-      bool closing;
-      {
-        std::lock_guard lock(mutex_);
-        closing = closed_;
-      }
-      result r = closing ? result{make_error_code(errc::closed), 0} : work();
+      result r = work(closing_.load(std::memory_order_relaxed));
       done(r.ec, r.bytes);
+    });
+  }
+
+  // A scalar call: `work()` on a worker, or errc::closed once the backend is closing.
+  template <class Work>
+  void submit(done_fn done, Work work) {
+    submit_on_worker(std::move(done), [work = std::move(work)](bool closing) mutable -> result {
+      return closing ? result{make_error_code(errc::closed), 0} : work();
+    });
+  }
+
+  // A vectorized call: `item(i, dirs)` gives item i's status, for i = 0, 1, ... on one
+  // worker, stopping at the first failure (later items stay errc::not_executed); an item
+  // that finds the backend closing fails with errc::closed. *out is then finished and done
+  // gets out->ok_count.
+  template <class Item>
+  void run_items(std::size_t n, vresult* out, done_fn done, Item item) {
+    submit_on_worker(std::move(done), [this, n, out, item = std::move(item)](bool closing) mutable -> result {
+      reset_result(*out, n);
+      dir_cache dirs(root_.get());
+      for (std::size_t i = 0; i < n; ++i) {
+        if (closing || closing_.load(std::memory_order_relaxed)) {
+          out->status[i] = make_error_code(errc::closed);
+          break;
+        }
+        out->status[i] = item(i, dirs);
+        if (out->status[i]) break;
+      }
+      finish_result(*out);
+      return {out->error, out->ok_count};
     });
   }
 
@@ -588,6 +656,17 @@ class local_backend final : public backend {
   local_file* mine(const std::shared_ptr<open_file>& st) const {
     auto* lf = dynamic_cast<local_file*>(st.get());
     return lf && lf->table == files_ ? lf : nullptr;
+  }
+
+  // Runs op(fd) on an open file of this backend, its descriptor held against close; EBADF
+  // for another backend's file or a closed one.
+  template <class Op>
+  std::error_code with_fd(const std::shared_ptr<open_file>& st, Op op) {
+    auto* lf = mine(st);
+    if (!lf) return sys_error(EBADF);
+    std::shared_lock lock(lf->mutex);
+    if (lf->fd < 0) return sys_error(EBADF);
+    return op(lf->fd);
   }
 
   // A registered slice must still be registered and allow the transfer's direction.
@@ -598,109 +677,383 @@ class local_backend final : public backend {
     return {};
   }
 
-  template <class Op>
-  result at_parent(const std::string& path, Op op) {
-    if (!valid_path(path)) return {sys_error(EINVAL), 0};
-    auto [dir, name] = split(path);
-    std::error_code ec;
-    dir_ref d = parent_of(root_.get(), dir, ec);
-    if (ec) return {ec, 0};
-    return {op(d.fd(), name), 0};
+  // Reads into all of `b` from `offset` until it is full or the file ends; `got` bytes.
+  std::error_code read_at(int fd, std::span<std::byte> b, std::uint64_t offset, std::size_t& got) {
+    got = 0;
+    while (got < b.size()) {
+      ssize_t n = ::pread(fd, b.data() + got, b.size() - got, static_cast<off_t>(offset + got));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return last_error();
+      }
+      if (n == 0) break;  // end of file
+      got += static_cast<std::size_t>(n);
+    }
+    payload_direct_.fetch_add(got, std::memory_order_relaxed);
+    return {};
+  }
+
+  // Writes all of `b` at `offset`; `put` bytes.
+  std::error_code write_at(int fd, std::span<const std::byte> b, std::uint64_t offset, std::size_t& put) {
+    put = 0;
+    while (put < b.size()) {
+      ssize_t n = ::pwrite(fd, b.data() + put, b.size() - put, static_cast<off_t>(offset + put));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return last_error();
+      }
+      put += static_cast<std::size_t>(n);
+    }
+    payload_direct_.fetch_add(put, std::memory_order_relaxed);
+    return {};
   }
 
   template <class Op>
-  result at_parents(const std::string& a, const std::string& b, Op op) {
-    if (!valid_path(a) || !valid_path(b)) return {sys_error(EINVAL), 0};
+  std::error_code at_parent(dir_cache& dirs, const std::string& path, Op op) {
+    if (!valid_path(path)) return sys_error(EINVAL);
+    auto [dir, name] = split(path);
+    std::error_code ec;
+    int d = dirs.get(dir, ec);
+    if (ec) return ec;
+    return op(d, name);
+  }
+
+  template <class Op>
+  std::error_code at_parents(dir_cache& dirs, const std::string& a, const std::string& b, Op op) {
+    if (!valid_path(a) || !valid_path(b)) return sys_error(EINVAL);
     auto [dir_a, name_a] = split(a);
     auto [dir_b, name_b] = split(b);
     std::error_code ec;
-    dir_ref da = parent_of(root_.get(), dir_a, ec);
-    if (ec) return {ec, 0};
-    dir_ref db = parent_of(root_.get(), dir_b, ec);
-    if (ec) return {ec, 0};
-    return {op(da.fd(), name_a, db.fd(), name_b), 0};
+    int da = dirs.get(dir_a, ec);
+    if (ec) return ec;
+    int db = dirs.get(dir_b, ec);
+    if (ec) return ec;
+    return op(da, name_a, db, name_b);
   }
 
-  std::shared_ptr<local_file> do_open(const std::string& path, int flags, std::uint32_t mode, std::error_code& ec) {
-    if (!valid_path(path) || (flags & ~(open_flags_allowed | open_flags_ignored)) != 0 ||
-        (flags & O_ACCMODE) == O_ACCMODE) {
-      ec = sys_error(EINVAL);
-      return {};
-    }
-    auto [dir, name] = split(path);
-    dir_ref d = parent_of(root_.get(), dir, ec);
-    if (ec) return {};
-    const int base = (flags & (O_ACCMODE | O_APPEND)) | O_NOFOLLOW | O_CLOEXEC;
-    const mode_t perm = static_cast<mode_t>(mode & 07777);
+  // ---- one item of each call
 
-    unique_fd fd;
-    // A few rounds in case the name comes and goes between our create and open.
-    for (int round = 0; round < 8 && !fd; ++round) {
-      if (flags & O_CREAT) {
-        fd = unique_fd(::openat(d.fd(), name.c_str(), base | O_CREAT | O_EXCL, perm));
-        if (fd) {
-          if (::fchmod(fd.get(), perm) != 0) {  // exact mode: no umask
-            ec = last_error();
-            return {};
-          }
-          break;
-        }
-        if (errno != EEXIST || (flags & O_EXCL)) {
-          ec = last_error();
+  std::error_code stat_item(dir_cache& dirs, const std::string& path, file_stat& out) {
+    return at_parent(dirs, path, [&out](int dirfd, const std::string& name) -> std::error_code {
+      struct stat st {};
+      if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
+      out = to_file_stat(st);
+      return {};
+    });
+  }
+
+  std::error_code fstat_item(const std::shared_ptr<open_file>& f, file_stat& out) {
+    return with_fd(f, [&out](int fd) -> std::error_code {
+      struct stat s {};
+      if (::fstat(fd, &s) != 0) return last_error();
+      out = to_file_stat(s);
+      return {};
+    });
+  }
+
+  // Size first, times last (a truncate would change mtime); none follows a final symlink.
+  std::error_code setattr_item(dir_cache& dirs, const std::string& path, unsigned mask, const file_stat& v) {
+    if (mask & ~attr::settable) return make_error_code(errc::bad_argument);
+    if (mask & attr::size) {
+      std::error_code ec;
+      unique_fd fd = open_beneath(root_.get(), path, O_WRONLY | O_NONBLOCK, ec);
+      if (ec) return ec;
+      if (::ftruncate(fd.get(), static_cast<off_t>(v.size)) != 0) return last_error();
+    }
+    return at_parent(dirs, path, [mask, &v](int dirfd, const std::string& name) -> std::error_code {
+      if ((mask & attr::mode) && chmod_nofollow(dirfd, name.c_str(), v.mode & 07777) != 0) return last_error();
+      if (mask & (attr::uid | attr::gid)) {
+        uid_t u = (mask & attr::uid) ? v.uid : static_cast<uid_t>(-1);
+        gid_t g = (mask & attr::gid) ? v.gid : static_cast<gid_t>(-1);
+        if (::fchownat(dirfd, name.c_str(), u, g, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
+      }
+      if (mask & (attr::atime | attr::mtime)) {
+        timespec ts[2] = {v.atime, v.mtime};
+        if (!(mask & attr::atime)) ts[0].tv_nsec = UTIME_OMIT;
+        if (!(mask & attr::mtime)) ts[1].tv_nsec = UTIME_OMIT;
+        if (::utimensat(dirfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
+      }
+      return {};
+    });
+  }
+
+  std::error_code mkdir_item(dir_cache& dirs, const std::string& path, std::uint32_t mode) {
+    return at_parent(dirs, path, [mode](int dirfd, const std::string& name) -> std::error_code {
+      if (::mkdirat(dirfd, name.c_str(), static_cast<mode_t>(mode & 07777)) != 0) return last_error();
+      return set_exact_dir_mode(dirfd, name, mode);
+    });
+  }
+
+  std::error_code rename_item(dir_cache& dirs, const std::string& from, const std::string& to) {
+    return at_parents(dirs, from, to, [](int d1, const std::string& n1, int d2, const std::string& n2) -> std::error_code {
+      if (::renameat(d1, n1.c_str(), d2, n2.c_str()) != 0) return last_error();
+      return {};
+    });
+  }
+
+  std::error_code link_item(dir_cache& dirs, const std::string& existing, const std::string& new_path) {
+    return at_parents(dirs, existing, new_path,
+                      [](int d1, const std::string& n1, int d2, const std::string& n2) -> std::error_code {
+                        // Flags 0: a symlink is linked itself, not its target.
+                        if (::linkat(d1, n1.c_str(), d2, n2.c_str(), 0) != 0) return last_error();
+                        return {};
+                      });
+  }
+
+  std::error_code symlink_item(dir_cache& dirs, const std::string& target, const std::string& link_path) {
+    // The target is stored as text, never resolved here; an empty one is refused as by NFS.
+    if (target.empty() || target.find('\0') != std::string::npos) return sys_error(EINVAL);
+    return at_parent(dirs, link_path, [&target](int dirfd, const std::string& name) -> std::error_code {
+      if (::symlinkat(target.c_str(), dirfd, name.c_str()) != 0) return last_error();
+      return {};
+    });
+  }
+
+  std::error_code readlink_item(dir_cache& dirs, const std::string& path, std::string& out) {
+    return at_parent(dirs, path, [&out](int dirfd, const std::string& name) -> std::error_code {
+      std::string buf(256, '\0');
+      while (true) {
+        ssize_t n = ::readlinkat(dirfd, name.c_str(), buf.data(), buf.size());
+        if (n < 0) return last_error();
+        if (static_cast<std::size_t>(n) < buf.size()) {
+          buf.resize(static_cast<std::size_t>(n));
+          out = std::move(buf);
           return {};
         }
+        buf.resize(buf.size() * 2);  // may have been cut: try with more room
       }
-      // An existing name: its type is checked before opening, so a FIFO never blocks us ...
-      struct stat st {};
-      if (::fstatat(d.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno == ENOENT && (flags & O_CREAT)) continue;
-        ec = last_error();
-        return {};
-      }
-      if ((ec = open_type_error(st.st_mode))) return {};
-      fd = unique_fd(::openat(d.fd(), name.c_str(), base | (flags & O_TRUNC) | O_NONBLOCK));
-      if (!fd) {
-        if (errno == ENOENT && (flags & O_CREAT)) continue;
-        ec = last_error();
-        return {};
-      }
-      // ... and after, in case the name was replaced meanwhile.
-      if (::fstat(fd.get(), &st) != 0) {
-        ec = last_error();
-        return {};
-      }
-      if ((ec = open_type_error(st.st_mode))) return {};
-      // O_NONBLOCK means nothing for a regular file; cleared so F_GETFL shows the caller's flags.
-      ::fcntl(fd.get(), F_SETFL, base & O_APPEND);
-    }
-    if (!fd) {
-      ec = sys_error(EAGAIN);
-      return {};
-    }
+    });
+  }
 
+  std::error_code open_item(dir_cache& dirs, const std::string& path, int flags, std::uint32_t mode, file& out) {
+    if (!valid_path(path) || (flags & ~(open_flags_allowed | open_flags_ignored)) != 0 ||
+        (flags & O_ACCMODE) == O_ACCMODE)
+      return sys_error(EINVAL);
+    std::error_code ec;
+    opened o = open_fd(dirs, path, flags, mode, ec);
+    if (ec) return ec;
+    // O_NONBLOCK means nothing for a regular file; cleared so F_GETFL shows the caller's flags.
+    if (!o.created) ::fcntl(o.fd.get(), F_SETFL, flags & O_APPEND);
     auto f = std::make_shared<local_file>();
     f->path = path;
     f->table = files_;
     std::lock_guard lock(files_->mutex);
-    if (files_->closed) {  // close_all ran while we opened (cannot happen: we are in flight)
-      ec = make_error_code(errc::closed);
+    if (files_->closed) return make_error_code(errc::closed);  // cannot happen: we are in flight
+    f->fd = o.fd.release();
+    files_->files.insert(f.get());
+    out = internals::make_file(std::move(f));
+    return {};
+  }
+
+  std::error_code close_item(const std::shared_ptr<open_file>& st) {
+    auto* lf = mine(st);
+    if (!lf) return sys_error(EBADF);
+    std::unique_lock lock(lf->mutex);
+    if (lf->fd < 0) return sys_error(EBADF);
+    int fd = std::exchange(lf->fd, -1);
+    // Linux releases the descriptor even when close reports an error (EIO of a delayed write).
+    if (::close(fd) != 0 && errno != EINTR) return last_error();
+    return {};
+  }
+
+  struct opened {
+    unique_fd fd;
+    bool created = false;  ///< made by this open (else it existed: `st` describes it)
+    struct stat st {};
+  };
+
+  // Opens a regular file named by a valid path with open(2)'s flags (`mode`: the exact
+  // permission bits of a file it creates, no umask). A symlink is ELOOP, a directory EISDIR,
+  // another non-regular file EINVAL: the type is checked before opening, so a FIFO never
+  // blocks us, and after, in case the name was replaced meanwhile. The descriptor has
+  // O_NONBLOCK when the file existed (meaningless for a regular file).
+  opened open_fd(dir_cache& dirs, const std::string& path, int flags, std::uint32_t mode, std::error_code& ec) {
+    auto [dir, name] = split(path);
+    opened o;
+    int d = dirs.get(dir, ec);
+    if (ec) return o;
+    const int base = (flags & (O_ACCMODE | O_APPEND)) | O_NOFOLLOW | O_CLOEXEC;
+    const mode_t perm = static_cast<mode_t>(mode & 07777);
+    // A few rounds in case the name comes and goes between our create and open.
+    for (int round = 0; round < 8; ++round) {
+      if (flags & O_CREAT) {
+        o.fd = unique_fd(::openat(d, name.c_str(), base | O_CREAT | O_EXCL, perm));
+        if (o.fd) {
+          if (::fchmod(o.fd.get(), perm) != 0) {  // exact mode: no umask
+            ec = last_error();
+            return {};
+          }
+          o.created = true;
+          return o;
+        }
+        if (errno != EEXIST || (flags & O_EXCL)) {
+          ec = last_error();
+          return o;
+        }
+      }
+      if (::fstatat(d, name.c_str(), &o.st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT && (flags & O_CREAT)) continue;
+        ec = last_error();
+        return o;
+      }
+      if ((ec = open_type_error(o.st.st_mode))) return o;
+      o.fd = unique_fd(::openat(d, name.c_str(), base | (flags & O_TRUNC) | O_NONBLOCK));
+      if (!o.fd) {
+        if (errno == ENOENT && (flags & O_CREAT)) continue;
+        ec = last_error();
+        return o;
+      }
+      if (::fstat(o.fd.get(), &o.st) != 0) {
+        ec = last_error();
+        return {};
+      }
+      if ((ec = open_type_error(o.st.st_mode))) return {};
+      return o;
+    }
+    ec = sys_error(EAGAIN);
+    return {};
+  }
+
+  // One vio: through its open file, or through the file its path (or handle) names, opened
+  // for it and closed after (the close's error counts when the transfer succeeded).
+  std::error_code io_item(dir_cache& dirs, vio& item, bool writing) {
+    item.bytes = 0;
+    item.eof = false;
+    if (auto ec = check(item.region, writing ? access::write : access::read)) return ec;
+    if (const file* f = item.file.descriptor())
+      return with_fd(internals::state_of(*f), [&](int fd) { return transfer(fd, item, writing); });
+    std::string path = item.file.path() ? *item.file.path() : handle_path(*item.file.handle());
+    if (!valid_path(path)) return sys_error(EINVAL);
+    int flags = O_RDONLY;
+    if (writing) {
+      flags = O_WRONLY;
+      if (item.flags & vio_flags::create) flags |= O_CREAT;
+      if (item.flags & vio_flags::exclusive) flags |= O_EXCL;
+      if (item.flags & vio_flags::truncate) flags |= O_TRUNC;
+    }
+    std::error_code ec;
+    opened o = open_fd(dirs, path, flags, item.mode, ec);
+    if (ec) return ec;
+    ec = transfer(o.fd.get(), item, writing);
+    if (::close(o.fd.release()) != 0 && errno != EINTR && !ec) ec = last_error();
+    return ec;
+  }
+
+  // Moves a vio's data: reads until its buffer is full (eof: the file ended first), writes
+  // all of it (append: at the file's size; stable: fsync after).
+  std::error_code transfer(int fd, vio& item, bool writing) {
+    std::span<std::byte> all = item.data();
+    std::size_t n = 0;
+    if (!writing) {
+      auto ec = read_at(fd, all, item.offset, n);
+      if (ec) return ec;
+      item.bytes = n;
+      item.eof = n < all.size();
       return {};
     }
-    f->fd = fd.release();
-    files_->files.insert(f.get());
-    return f;
+    if (item.flags & vio_flags::append) {
+      // As a kernel client appends: at the size it last saw (not atomic; see vio_flags).
+      struct stat st {};
+      if (::fstat(fd, &st) != 0) return last_error();
+      item.offset = static_cast<std::uint64_t>(st.st_size);
+    }
+    auto ec = write_at(fd, all, item.offset, n);
+    if (ec) return ec;
+    item.bytes = n;
+    if ((item.flags & vio_flags::stable) && ::fsync(fd) != 0) return last_error();
+    return {};
+  }
+
+  // One vcopy_item, as vcopy makes it: the source must be a regular file (else EINVAL); the
+  // destination is created with its permission bits if missing, and truncated to the copy
+  // for a whole-file copy.
+  std::error_code copy_item(dir_cache& dirs, vcopy_item& it) {
+    it.bytes = 0;
+    if (!valid_path(it.src) || !valid_path(it.dst)) return sys_error(EINVAL);
+    auto [sdir, sname] = split(it.src);
+    std::error_code ec;
+    int sd = dirs.get(sdir, ec);
+    if (ec) return ec;
+    struct stat st {};
+    if (::fstatat(sd, sname.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
+    if (!S_ISREG(st.st_mode)) return sys_error(EINVAL);
+    unique_fd src(::openat(sd, sname.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (!src) return errno == ELOOP ? sys_error(EINVAL) : last_error();
+    if (::fstat(src.get(), &st) != 0) return last_error();
+    if (!S_ISREG(st.st_mode)) return sys_error(EINVAL);
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    std::uint64_t len = it.src_offset >= size ? 0 : size - it.src_offset;
+    if (it.length != vcopy_item::to_end) len = std::min(len, it.length);
+    const bool whole = it.src_offset == 0 && it.length == vcopy_item::to_end;
+
+    opened dst = open_fd(dirs, it.dst, O_WRONLY | O_CREAT, st.st_mode & 07777, ec);
+    if (ec) return ec;
+    const bool same_file = !dst.created && dst.st.st_dev == st.st_dev && dst.st.st_ino == st.st_ino;
+    if (same_file && whole) {
+      it.bytes = len;  // a file copied whole onto itself stays as it is
+    } else {
+      if (whole && !dst.created && ::ftruncate(dst.fd.get(), 0) != 0) return last_error();
+      // Within one file, the source range is read whole before it is written, in rounds as
+      // vcopy's (the ranges may overlap).
+      ec = same_file ? copy_by_buffer(src.get(), it.src_offset, dst.fd.get(), it.dst_offset, len, copy_round, it.bytes)
+                     : copy_range(src.get(), it.src_offset, dst.fd.get(), it.dst_offset, len, it.bytes);
+    }
+    if (::close(dst.fd.release()) != 0 && errno != EINTR && !ec) ec = last_error();
+    return ec;
+  }
+
+  // Bytes one round of a copy through memory holds (as vcopy's rounds).
+  static constexpr std::uint64_t copy_round = std::uint64_t(64) << 20;
+
+  // Copies up to `len` bytes between two files by copy_file_range (less if the source ends
+  // first), or through memory where the kernel cannot (another file system, ...).
+  std::error_code copy_range(int in, std::uint64_t in_off, int out, std::uint64_t out_off, std::uint64_t len,
+                             std::uint64_t& copied) {
+    auto a = static_cast<loff_t>(in_off), b = static_cast<loff_t>(out_off);
+    while (copied < len) {
+      std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(len - copied, copy_round));
+      ssize_t n = ::copy_file_range(in, &a, out, &b, want, 0);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP || errno == EPERM)
+          return copy_by_buffer(in, in_off + copied, out, out_off + copied, len - copied, std::uint64_t(1) << 20,
+                                copied);
+        return last_error();
+      }
+      if (n == 0) break;  // the source ended
+      copied += static_cast<std::uint64_t>(n);
+      payload_direct_.fetch_add(static_cast<std::uint64_t>(n), std::memory_order_relaxed);
+    }
+    return {};
+  }
+
+  // Copies through a buffer of at most `round` bytes: each round read whole, then written.
+  std::error_code copy_by_buffer(int in, std::uint64_t in_off, int out, std::uint64_t out_off, std::uint64_t len,
+                                 std::uint64_t round, std::uint64_t& copied) {
+    std::vector<std::byte> buf(static_cast<std::size_t>(std::min(len, round)));
+    std::uint64_t done_here = 0;
+    while (done_here < len) {
+      auto want = static_cast<std::size_t>(std::min<std::uint64_t>(len - done_here, buf.size()));
+      std::size_t got = 0, put = 0;
+      if (auto ec = read_at(in, std::span(buf).first(want), in_off + done_here, got)) return ec;
+      if (auto ec = write_at(out, std::span<const std::byte>(buf).first(got), out_off + done_here, put)) return ec;
+      done_here += got;
+      copied += got;
+      if (got < want) break;  // the source ended
+    }
+    return {};
   }
 
   // One page: the entries after d.cookie (a telldir position; 0 = the start), "." and ".."
   // left out, each with its attributes (fstatat NOFOLLOW). An entry removed between readdir and
   // fstatat is skipped.
-  result do_readdir(dir_stream& d) {
-    if (!valid_path(d.path)) return {sys_error(EINVAL), 0};
+  std::error_code do_readdir(dir_stream& d) {
+    if (!valid_path(d.path)) return sys_error(EINVAL);
     std::error_code ec;
     unique_fd fd = open_beneath(root_.get(), d.path, O_RDONLY | O_DIRECTORY, ec);
-    if (ec) return {ec, 0};
+    if (ec) return ec;
     DIR* dir = ::fdopendir(fd.get());
-    if (!dir) return {last_error(), 0};
+    if (!dir) return last_error();
     fd.release();
     struct closer {
       DIR* d;
@@ -714,7 +1067,7 @@ class local_backend final : public backend {
       errno = 0;
       struct dirent* e = ::readdir(dir);
       if (!e) {
-        if (errno != 0) return {last_error(), 0};
+        if (errno != 0) return last_error();
         d.eof = true;
         d.cookie = static_cast<std::uint64_t>(before);
         return {};
@@ -729,7 +1082,7 @@ class local_backend final : public backend {
       struct stat st {};
       if (::fstatat(::dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT) continue;
-        return {last_error(), 0};
+        return last_error();
       }
       d.entries.push_back(dir_entry{std::string(n), to_file_stat(st)});
       ++added;
@@ -747,6 +1100,7 @@ class local_backend final : public backend {
   std::size_t in_flight_ = 0;
   std::size_t closing_on_workers_ = 0;  // close_all calls made from done callbacks, running
   bool closed_ = false;
+  std::atomic<bool> closing_{false};  // closed_, read by running calls without the mutex
 };
 
 }  // namespace

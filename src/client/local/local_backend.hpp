@@ -10,7 +10,14 @@
 // creates them.
 //
 // Threads: the POSIX calls run on client_options::local_threads workers; `done` is called
-// on a worker. Errors are system errors (errno values in std::system_category()).
+// on a worker. A scalar call is one hand-off to a worker; a vectorized call is one too: its
+// items run one after another on that worker, each making the POSIX calls its scalar
+// calls would (same results and errors, stopping at the first failure), and the
+// directories the call's paths name are resolved once per call (an O_PATH descriptor each,
+// opened as above) and the items' last components made relative to them (openat, mkdirat,
+// fstatat, ...). vscopy copies on the spot with copy_file_range (through memory where the
+// kernel cannot), as vcopy would copy: source regular (else EINVAL), destination created
+// with its permission bits, truncated for a whole-file copy. Errors are system errors (errno values in std::system_category()).
 // Reads and writes go straight between the file and the caller's memory (pread/pwrite),
 // registered or not: both count as payload_bytes_direct; compounds and operations stay 0.
 // A registered slice that was deregistered, or whose access does not allow the transfer,

@@ -1,7 +1,8 @@
 // vnfs client: the default vectorized calls of every backend — each item as the scalar calls
 // a POSIX program makes (open, read/write, close; stat; mkdir; ...), one item after another,
-// stopping at the first failure. This is vNFS's fallback for file:// and the "scalar API"
-// baseline the COMPOUND planner is measured against (client_options::compound_vectors).
+// stopping at the first failure. This is the "scalar API" baseline the COMPOUND planner is
+// measured against (client_options::compound_vectors); file:// makes the same POSIX calls
+// item by item on one worker (local_backend.cpp).
 #include <fcntl.h>
 
 #include <algorithm>
@@ -19,10 +20,6 @@ namespace {
 
 /// Largest transfer one scalar read or write asks for.
 constexpr std::size_t chunk = max_io;
-
-std::string handle_path(const file_handle& h) {
-  return std::string(reinterpret_cast<const char*>(h.bytes.data()), h.bytes.size());
-}
 
 /// Moves vio data through an open file, chunk by chunk, until done or a short transfer.
 struct transfer : std::enable_shared_from_this<transfer> {

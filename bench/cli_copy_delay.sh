@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# `vnfs cp -r` between local disk and a server, both ways, through vnfs-netdelay: 1,000 x
+# 1 KiB files in one directory, local → server and server → local, against vnfsd and
+# NFS-Ganesha 4.3 (needs root and ganesha.nfsd; both started here on loopback, with one
+# proxy each, stopped by pid). Each run is the whole `vnfs --stats` process timed by the
+# wall clock (start, NFSv4.1 session, listing, the copy, the local side, the end), with its
+# COMPOUNDs; also the same copies with no proxy (0 ms), which leaves the local side and the
+# servers' time. Every copy back is checked with diff -r. libnfs's side of the comparison
+# is bench/baseline_netns.sh (NFSv3 needs a namespace of its own).
+# Writes bench/results/cli_copy_delay.json (or OUT).
+# Usage: bash bench/cli_copy_delay.sh [OUT] [RUNS] [DELAY_MS]   (default 3 runs, 2.8 ms each way)
+#   VNFS_BIN: another vnfs binary (e.g. of an earlier build) instead of build/default's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-bench/results/cli_copy_delay.json}
+runs=${2:-3}
+delay=${3:-2.8}
+if [ -z "${VNFS_BIN:-}" ]; then
+  cmake --preset default >/dev/null
+  cmake --build --preset default -j2 --target vnfs vnfsd vnfs-netdelay >/dev/null
+fi
+vnfs=${VNFS_BIN:-build/default/tools/vnfs}
+ganesha_bin=${GANESHA_BIN:-$(command -v ganesha.nfsd || echo /usr/bin/ganesha.nfsd)}
+[ "$(id -u)" = 0 ] && [ -x "$ganesha_bin" ] || { echo "cli_copy_delay: needs root and ganesha.nfsd" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/vnfs-cli-copy-delay.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+mkdir -p "$work/src/d" "$work/ganesha_export" "$work/vnfsd_export" "$work/scratch/recov" "$work/scratch/ccache"
+for i in $(seq -w 1 1000); do head -c 1024 /dev/urandom > "$work/src/d/f0$i"; done
+
+gport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat > "$work/ganesha.conf" <<CONF
+NFS_CORE_PARAM { Protocols = 4; Bind_addr = 127.0.0.1; NFS_Port = $gport;
+                 Enable_RQUOTA = false; Enable_NLM = false; Enable_UDP = false; }
+NFS_KRB5 { Active_krb5 = false; CCacheDir = $work/scratch/ccache; }
+NFSv4 { Graceless = true; Lease_Lifetime = 15; RecoveryRoot = $work/scratch/recov;
+        Minor_Versions = 1, 2; Only_Numeric_Owners = true; }
+EXPORT { Export_Id = 1; Path = $work/ganesha_export; Pseudo = /export; Protocols = 4;
+         Access_Type = RW; Squash = No_Root_Squash; SecType = sys; FSAL { Name = VFS; } }
+LOG { Default_Log_Level = EVENT; }
+CONF
+BLKID_FILE=$work/scratch/blkid "$ganesha_bin" -F -L "$work/ganesha.log" -f "$work/ganesha.conf" -p "$work/ganesha.pid" &
+pids+=($!)
+build/default/tools/vnfsd --export "$work/vnfsd_export" --listen 127.0.0.1:0 > "$work/vnfsd.out" &
+pids+=($!)
+for _ in $(seq 100); do grep -q listening "$work/vnfsd.out" && break; sleep 0.1; done
+vport=$(sed -n 's/^vnfsd listening on tcp:\/\/127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/vnfsd.out")
+[ -n "$vport" ] || { echo "cli_copy_delay: vnfsd did not start" >&2; exit 1; }
+for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$gport) 2>/dev/null && break; sleep 0.1; done
+
+proxy() {  # NAME TARGET_PORT: starts a proxy, prints its port
+  build/default/tools/vnfs-netdelay --listen 127.0.0.1:0 --to "127.0.0.1:$2" --delay-ms "$delay" > "$work/proxy-$1.out" &
+  pids+=($!)
+  for _ in $(seq 100); do grep -q '^netdelay listening' "$work/proxy-$1.out" && break; sleep 0.1; done
+  sed -n 's/^netdelay listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/proxy-$1.out"
+}
+vproxy=$(proxy vnfsd "$vport")
+gproxy=$(proxy ganesha "$gport")
+[ -n "$vproxy" ] && [ -n "$gproxy" ] || { echo "cli_copy_delay: a proxy did not start" >&2; exit 1; }
+
+now() { date +%s.%N; }
+results=()
+n=0
+timed() {  # SERVER RTT DIRECTION RUN ARGS...: one whole vnfs process
+  local server=$1 rtt=$2 direction=$3 run=$4; shift 4
+  local t0 t1 stats
+  t0=$(now); stats=$("$vnfs" --stats "$@" | tail -1); t1=$(now)
+  local s; s=$(awk "BEGIN{print $t1 - $t0}")
+  results+=("{\"server\":\"$server\",\"rtt_ms\":$rtt,\"direction\":\"$direction\",\"run\":$run,\"wall_seconds\":$s,\"stats\":$stats}")
+  echo "$server rtt $rtt ms $direction run $run: $s s $stats"
+}
+rtt=$(awk "BEGIN{print 2 * $delay}")
+for server in vnfsd ganesha; do
+  for mode in direct proxy; do
+    port=$vport; [ $server = ganesha ] && port=$gport
+    r=0
+    if [ $mode = proxy ]; then port=$vproxy; [ $server = ganesha ] && port=$gproxy; r=$rtt; fi
+    url=nfs://127.0.0.1:$port; [ $server = ganesha ] && url=$url/export
+    for run in $(seq "$runs"); do
+      n=$((n + 1))
+      timed "$server" "$r" to_server "$run" cp -r "$work/src/d" "$url/t$n"
+      timed "$server" "$r" from_server "$run" cp -r "$url/t$n" "$work/back$n"
+      diff -r "$work/src/d" "$work/back$n"
+    done
+  done
+done
+
+mkdir -p "$(dirname "$out")"
+{
+  printf '{"bench":"cli_copy_delay","files":1000,"file_bytes":1024,"delay_ms":%s,"vnfs":"%s","date":"%s","results":[\n' \
+    "$delay" "$vnfs" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  (IFS=$'\n'; echo "${results[*]}" | sed '$!s/$/,/')
+  echo "]}"
+} > "$out"
+echo "wrote $out"
