@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Single-file commands: `vnfs --stats cat` and `vnfs --stats stat` of one 1 KiB file d/f00001
 # on vnfsd over loopback: COMPOUNDs and operations from `vnfs --stats` (session set-up
-# included: EXCHANGE_ID, CREATE_SESSION and the root COMPOUND; the teardown, DESTROY_SESSION and
-# DESTROY_CLIENTID, comes after the line is printed). The output of cat is checked.
+# included: EXCHANGE_ID and CREATE_SESSION, whose RECLAIM_COMPLETE and lease time ride on the
+# command's COMPOUND; the teardown, DESTROY_SESSION and DESTROY_CLIENTID, comes after the line
+# is printed). The output of cat is checked.
 # Writes bench/results/cli_single.json (or OUT).
 # Usage: bash bench/cli_single.sh [OUT]
 #   VNFS_BIN, VNFSD_BIN: other binaries (e.g. of an earlier build) instead of build/default's.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's demo command: installs the dependencies, builds the one program the demo
+# The README's demo command: installs the dependencies it needs (install-deps.sh --demo:
+# not the test peers, fuzzing or benchmark tools), builds the one program the demo
 # runs (target vnfs-demo of the `default` preset, not the tests and benchmarks) and runs it (build/default/tools/vnfs-demo), which serves a scratch export with
 # the embedded vnfsd, walks through real NFSv4.1 COMPOUNDs against it over TCP, then does the
 # same through the client API and shows the vectorized calls against the scalar ones.
@@ -9,7 +10,7 @@ cd "$(dirname "$0")/.."
 step() { printf '\n=== demo.sh: %s\n' "$*"; }
 
 step "installing dependencies"
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --demo
 step "configure and build vnfs-demo (preset default)"
 cmake --preset default
 cmake --build --preset default -j2 --target vnfs-demo

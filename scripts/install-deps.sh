@@ -1,36 +1,53 @@
 #!/usr/bin/env bash
-# Installs every Debian (bookworm) package that building, testing and benchmarking vnfs
-# needs. Runs as root on a fresh machine with nothing but the base image, or with sudo.
-# Idempotent: when every package is already installed it only checks and returns, without
-# touching the network (no apt-get update).
+# Installs the Debian (bookworm) packages vnfs needs. Runs as root on a fresh machine with
+# nothing but the base image, or with sudo. Idempotent: when every package is already
+# installed it only checks and returns, without touching the network (no apt-get update).
 #
-# To add a dependency, add its Debian package name to PACKAGES below, in its group.
+#   bash scripts/install-deps.sh          everything: building, testing and benchmarking
+#   bash scripts/install-deps.sh --demo   only what scripts/demo.sh needs: configuring the
+#                                         `default` preset and building and running vnfs-demo
+#
+# To add a dependency, add its Debian package name to DEMO_PACKAGES (if configuring the
+# default preset or the demo needs it) or to MORE_PACKAGES, in its group.
 set -euo pipefail
 
-PACKAGES=(
-  # toolchain
-  g++ cmake ninja-build pkg-config make
-  # libraries the SDK and vnfsd build against
+DEMO_PACKAGES=(
+  # toolchain (the default preset generates for Ninja)
+  g++ cmake ninja-build pkg-config
+  # libraries the SDK and vnfsd build against (find_package / pkg_check_modules REQUIRED in
+  # CMakeLists.txt): Boost with program_options, OpenSSL, libtirpc
   libboost-dev libboost-program-options-dev libtirpc-dev libssl-dev
-  libibverbs-dev librdmacm-dev  # RPC-over-RDMA: the verbs fabric provider
+  libibverbs-dev librdmacm-dev  # RPC-over-RDMA: the verbs fabric provider (transport/, REQUIRED)
+  # configured with the default preset whatever is built: adapters/archive and adapters/bdb
+  # (REQUIRED), tests/ (Catch2 and a Python 3 interpreter, REQUIRED while BUILD_TESTING is on)
+  libarchive-dev libdb5.3-dev libdb5.3++-dev catch2 python3
+  # apt over https mirrors
+  ca-certificates
+)
+
+MORE_PACKAGES=(
+  make
   # tests
-  catch2
   clang libclang-rt-14-dev      # the fuzzing preset: clang with libFuzzer and the sanitizers
   nfs-ganesha nfs-ganesha-vfs   # a real NFSv4.1 peer the tests start on loopback
   procps iproute2               # ps and ss, to inspect peers when a test fails
   curl                          # the HTTP example is fetched with it
   # benchmark plots
-  python3 python3-matplotlib
+  python3-matplotlib
   # the libnfs baseline (bench/libnfs_baseline, bench/baseline_netns.sh): libnfs, and rpcbind
   # for NFSv3 in a private network namespace (util-linux gives unshare)
   libnfs-dev rpcbind util-linux
-  # adapters/archive, and bsdtar for its round-trip tests
-  libarchive-dev libarchive-tools
-  # adapters/bdb: Berkeley DB 5.3 (C and C++) and its utilities for the drop-in's tests
-  libdb5.3-dev libdb5.3++-dev db5.3-util
-  # apt over https mirrors
-  ca-certificates
+  # bsdtar for the archive adapter's round-trip tests
+  libarchive-tools
+  # Berkeley DB's utilities for the drop-in's tests
+  db5.3-util
 )
+
+case "${1:-}" in
+  "") PACKAGES=("${DEMO_PACKAGES[@]}" "${MORE_PACKAGES[@]}") ;;
+  --demo) PACKAGES=("${DEMO_PACKAGES[@]}") ;;
+  *) printf 'usage: bash scripts/install-deps.sh [--demo]\n' >&2; exit 2 ;;
+esac
 
 log() { printf 'install-deps: %s\n' "$*"; }
 

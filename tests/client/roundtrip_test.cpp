@@ -7,6 +7,9 @@
 // Both NFS servers must give the same numbers: they depend on the client only.
 #include <fcntl.h>
 
+#include <algorithm>
+#include <fstream>
+
 #include "client_fixture.hpp"
 
 using namespace vnfs;
@@ -85,4 +88,53 @@ TEST_CASE("round trips of the scalar calls are exact", "[client][roundtrip]") {
   CHECK(d.eof);
   REQUIRE(d.entries.size() == 1);
   CHECK(d.entries[0].name == "b");
+}
+
+TEST_CASE("first contact with the server's root: two COMPOUNDs of set-up, the rest rides on the first call",
+          "[client][roundtrip]") {
+  const target kind = GENERATE(target::vnfsd, target::ganesha, target::vnfsd_rdma);
+  INFO("target " << name_of(kind));
+  if (skipped(kind)) return;
+  target_server& server = shared_server(kind);
+  client_env env(kind);  // its directory, made locally; its own client is not used here
+  // A URL naming the server's root: nothing is looked up at connect.
+  std::string root_url, dir;
+  switch (kind) {
+    case target::vnfsd: root_url = "nfs://127.0.0.1:" + std::to_string(server.vnfsd->port()) + "/"; break;
+    case target::ganesha: root_url = "nfs://127.0.0.1:" + std::to_string(server.ganesha->port()) + "/"; break;
+    default: root_url = "nfs+rdma://127.0.0.1:" + std::to_string(server.vnfsd->rdma_port()) + "/?provider=cma"; break;
+  }
+  // From the server's root to the test's directory: one component, and Ganesha's pseudo path.
+  const std::string pseudo = kind == target::ganesha ? server.ganesha->pseudo_path().substr(1) + "/" : "";
+  dir = pseudo + env.dir().filename().string();
+  const std::uint64_t depth = kind == target::ganesha ? 2 : 1;
+  const std::vector<std::byte> data = pattern(1024);
+  {
+    std::ofstream(env / "f", std::ios::binary).write(reinterpret_cast<const char*>(data.data()), 1024);
+  }
+
+  client c = client::connect(root_url);
+  CHECK(c.stats().compounds == 2);  // EXCHANGE_ID, CREATE_SESSION
+  CHECK(c.stats().operations == 2);
+  // The first call's COMPOUND: SEQUENCE, the new client ID's RECLAIM_COMPLETE, PUTROOTFH and
+  // GETATTR of the lease time (taken out of the reply), then the read by path: PUTROOTFH,
+  // LOOKUP of each directory, SAVEFH, OPEN, READ, CLOSE.
+  std::vector<std::byte> back(4096);
+  std::vector<vio> io;
+  io.emplace_back(vfile(dir + "/f"), 0, std::span<std::byte>(back));
+  CHECK_COST(REQUIRE_OK(c.vread(io)), 1, 1 + 3 + (1 + depth + 4));
+  CHECK(io[0].bytes == 1024);
+  CHECK(std::equal(data.begin(), data.end(), back.begin()));
+  // Nothing rides on the next one: SEQUENCE, PUTROOTFH, LOOKUP of each directory, SAVEFH
+  // (the planner keeps the directory for items that may follow), LOOKUP f, GETATTR.
+  std::vector<vattr> attrs{vattr(dir + "/f")};
+  CHECK_COST(REQUIRE_OK(c.vgetattrs(attrs)), 1, 1 + 1 + depth + 1 + 1 + 1);
+  CHECK(attrs[0].stat.size == 1024);
+  // The scalar calls (connect_and_read's) on a second client: the same riders on their first
+  // COMPOUND, the root's walk (SEQUENCE, PUTROOTFH, GETATTR), then nothing more.
+  {
+    client c = client::connect(root_url);
+    CHECK_COST(c.stat(""), 1, 3 + 3);
+    CHECK_COST(c.stat(""), 1, 3);
+  }
 }

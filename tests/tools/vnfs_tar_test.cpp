@@ -188,19 +188,19 @@ TEST_CASE("vnfs tar -x: the COMPOUNDs of a small extraction") {
   shell("tar -cf " + quoted(a) + " -C " + quoted((local / "src").string()) + " d zero s h");
   run_result r = vnfs_cli({"--stats", "tar", "-x", "-f", a, url(server, "x")});
   REQUIRE(r.code == 0);
-  // 3 for the session's set-up (EXCHANGE_ID, CREATE_SESSION, the root COMPOUND carrying
-  // RECLAIM_COMPLETE; vnfs --stats stat takes 4, with its GETATTR);
+  // 2 for the session's set-up (EXCHANGE_ID, CREATE_SESSION; RECLAIM_COMPLETE and the
+  // lease time ride on the first COMPOUND);
   // ensure_directory of x (a vgetattrs and a vmkdir), then one batch: vmkdir (d, d/e),
   // vwrite (d/f1, d/e/f2, zero), vsymlink (s), vhardlink (h); then one vsetattrs, and run
   // by root one more before it for the owners.
   const bool root = ::geteuid() == 0;
-  CHECK(compounds_of(r.out) == 3 + 2 + 5 + (root ? 1 : 0));
+  CHECK(compounds_of(r.out) == 2 + 2 + 5 + (root ? 1 : 0));
   shell("diff -r --no-dereference " + quoted((local / "src").string()) + " " + quoted((exp / "x").string()));
   // The same with every item as the scalar calls, which cost what a cold-cache kernel client
   // sends: a walk of k path components is k LOOKUP COMPOUNDs (the root alone is one PUTFH,
   // GETATTR), an operation in a directory walks to it first and then takes one COMPOUND,
   // an open file takes one more per WRITE (none for an empty file) and one for its CLOSE.
-  //   session set-up                                                    3
+  //   session set-up                                                    2
   //   ensure_directory: stat y (1); mkdir y (root walk 1 + CREATE 1)   3
   //   vmkdir y/d (1 + 1), y/d/e (2 + 1)                                 5
   //   vwrite y/d/f1 (walk 2 + OPEN + WRITE + CLOSE = 5),
@@ -212,7 +212,7 @@ TEST_CASE("vnfs tar -x: the COMPOUNDs of a small extraction") {
   // and run by root, the owners in a second vsetattrs of the same items: 22 more.
   r = vnfs_cli({"--scalar", "--stats", "tar", "-x", "-f", a, url(server, "y")});
   REQUIRE(r.code == 0);
-  CHECK(compounds_of(r.out) == 3 + 3 + 5 + 14 + 2 + 5 + 22 + (root ? 22 : 0));
+  CHECK(compounds_of(r.out) == 2 + 3 + 5 + 14 + 2 + 5 + 22 + (root ? 22 : 0));
   shell("diff -r --no-dereference " + quoted((local / "src").string()) + " " + quoted((exp / "x").string()));
 }
 

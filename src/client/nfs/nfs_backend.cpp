@@ -71,26 +71,31 @@ class nfs_backend final : public backend {
   nfs_backend(const url& u, const client_options& o)
       : regs_(registration_table::create(o.max_registered_bytes)),
         engine_(settings_of(u, o)) {
-    // The root: PUTROOTFH, LOOKUP of each component of the URL's path, GETFH, lease time.
-    std::vector<nfs_argop4> ops{PUTROOTFH4args{}};
-    for (const auto& c : components(u.path)) ops.push_back(LOOKUP4args{c});
-    ops.push_back(GETFH4args{});
-    bitmap4 want;
-    want.set(FATTR4_LEASE_TIME);
-    want.set(FATTR4_TYPE);
-    ops.push_back(GETATTR4args{want});
-    std::promise<std::error_code> p;
-    engine_.submit(std::move(ops), [&](std::error_code ec, compound_reply& r) {
-      ec = outcome(ec, r);
-      if (!ec) {
-        root_ = std::get<GETFH4res>(r.res.resarray[r.res.resarray.size() - 2]).resok4.object;
-        attributes a = decode_attributes(last_of<GETATTR4res>(r).resok4.obj_attributes);
-        if (a.type != nfs_ftype4::NF4DIR) ec = std::make_error_code(std::errc::not_a_directory);
-        if (a.lease_time) engine_.set_lease(std::chrono::seconds(*a.lease_time));
-      }
-      p.set_value(ec);
-    });
-    if (auto ec = p.get_future().get()) throw std::system_error(ec, "vnfs: " + u.path);
+    // The server's root needs no look-up: root_ stays the empty filehandle, which the engine
+    // sends as PUTROOTFH, and the session's first COMPOUND learns the lease time. Another
+    // root: PUTROOTFH, LOOKUP of each component of the URL's path, GETFH, lease time and type
+    // (connect() fails here if it does not exist or is no directory).
+    if (const auto parts = components(u.path); !parts.empty()) {
+      std::vector<nfs_argop4> ops{PUTROOTFH4args{}};
+      for (const auto& c : parts) ops.push_back(LOOKUP4args{c});
+      ops.push_back(GETFH4args{});
+      bitmap4 want;
+      want.set(FATTR4_LEASE_TIME);
+      want.set(FATTR4_TYPE);
+      ops.push_back(GETATTR4args{want});
+      std::promise<std::error_code> p;
+      engine_.submit(std::move(ops), [&](std::error_code ec, compound_reply& r) {
+        ec = outcome(ec, r);
+        if (!ec) {
+          root_ = std::get<GETFH4res>(r.res.resarray[r.res.resarray.size() - 2]).resok4.object;
+          attributes a = decode_attributes(last_of<GETATTR4res>(r).resok4.obj_attributes);
+          if (a.type != nfs_ftype4::NF4DIR) ec = std::make_error_code(std::errc::not_a_directory);
+          if (a.lease_time) engine_.set_lease(std::chrono::seconds(*a.lease_time));
+        }
+        p.set_value(ec);
+      });
+      if (auto ec = p.get_future().get()) throw std::system_error(ec, "vnfs: " + u.path);
+    }
     owner_ = "vnfs-open-owner-" + std::to_string(::getpid());
     window_bytes_ = o.vector_window_bytes;
     max_registered_bytes_ = o.max_registered_bytes;
@@ -421,6 +426,7 @@ class nfs_backend final : public backend {
     s.max_operations = o.max_operations;
     s.connect_timeout = o.connect_timeout;
     s.reconnect_for = o.reconnect_for;
+    s.lease_from_first_call = components(u.path).empty();  // no root COMPOUND asks for it
     return s;
   }
 
@@ -495,7 +501,7 @@ class nfs_backend final : public backend {
 
   std::shared_ptr<registration_table> regs_;
   session_engine engine_;
-  nfs_fh4 root_;
+  nfs_fh4 root_;  // the URL's path; empty: the server's root (session_engine::submit)
   std::string owner_;
   std::atomic<std::uint64_t> next_owner_{0};
   std::unique_ptr<compound_vectors> vectors_;

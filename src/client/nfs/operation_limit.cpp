@@ -34,12 +34,7 @@ std::uint32_t session_engine::impl::operation_limit() const {
 bool session_engine::impl::take_length_refusal(std::unique_ptr<session_call>& c, const compound_reply& reply) {
   if (c->length_probe || !refused_for_length(reply.res) || c->ops.size() <= ops_accepted) return false;
   slots.release(c->slot);
-  if (c->carries_reclaim_complete) {  // it did not run either: it rides on the next call
-    c->ops.erase(c->ops.begin() + 1);
-    c->carries_reclaim_complete = false;
-    reclaiming = false;
-    reclaim_complete_due = true;
-  }
+  take_back_riders(*c);  // they did not run either: they ride on the next call
   const auto refused = static_cast<std::uint32_t>(c->ops.size());
   length_refused.push_back(std::move(c));
   if (probing) return true;  // the search under way answers it too

@@ -32,9 +32,10 @@ struct session_call {
   std::vector<std::shared_ptr<transport::registered_region>> registered;  // regions the payloads lie in
   bool cachethis = false;  // ask the server to cache the reply (calls that must not run twice)
   bool sequenced = true;
-  /// ops[1] is the RECLAIM_COMPLETE of a new client ID, put there by the engine (the
-  /// caller's operations follow it); its result is taken out before `done` sees the reply.
-  bool carries_reclaim_complete = false;
+  /// ops[1..riders] are the engine's set-up riders (RECLAIM_COMPLETE of a new client ID;
+  /// PUTROOTFH and GETATTR of the lease time), put there by the engine before the caller's
+  /// operations; their results are taken out before `done` sees the reply.
+  std::uint32_t riders = 0;
   /// A probe of the server's real operation limit (operation_limit.cpp): SEQUENCE and
   /// PUTROOTFHs, whose refusal is the answer.
   bool length_probe = false;

@@ -63,8 +63,8 @@ bool session_engine::impl::pump_front() {
   if (!s) return false;
   auto c = std::move(waiting.front());
   waiting.pop_front();
-  if (reclaim_complete_due && !c->length_probe && !attach_reclaim_complete(*c)) {
-    // No room for it: RECLAIM_COMPLETE goes alone, before c.
+  if (c->riders == 0 && !c->length_probe && (reclaim_complete_due || lease_due) && !attach_riders(*c)) {
+    // RECLAIM_COMPLETE cannot ride on c (no room, or c is a transaction's): it goes alone, first.
     slots.release(*s);
     waiting.push_front(std::move(c));
     reclaim_complete(nullptr);
@@ -164,13 +164,14 @@ void session_engine::impl::finish_sequenced(std::unique_ptr<session_call> c, std
   }
   if (!ec && (seq->status == nfsstat4::NFS4ERR_BADSESSION || seq->status == nfsstat4::NFS4ERR_DEADSESSION)) {
     slots.release(c->slot);
+    take_back_riders(*c);  // the new session's set-up decides what rides again
     waiting.push_front(std::move(c));
     return recover_session();
   }
   if (!ec && seq->status == nfsstat4::NFS4_OK) {
     slots.completed(c->slot, seq->resok4.sr_sequenceid, seq->resok4.sr_target_highest_slotid);
     ops_accepted = std::max(ops_accepted, static_cast<std::uint32_t>(c->ops.size()));
-    if (c->carries_reclaim_complete && !detach_reclaim_complete(*c, reply)) {
+    if (c->riders != 0 && !detach_riders(*c, reply)) {
       slots.release(c->slot);
       waiting.push_front(std::move(c));
       return pump();
@@ -182,7 +183,7 @@ void session_engine::impl::finish_sequenced(std::unique_ptr<session_call> c, std
     }
   }
   slots.release(c->slot);
-  if (c->carries_reclaim_complete) reclaiming = false;  // it failed with the call: nothing waits on it
+  if (c->riders != 0) take_back_riders(*c);  // they did not run: the next call carries them
   c->done(ec, reply);
   pump();
 }
@@ -248,6 +249,7 @@ session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::m
   m.io.restart();
   m.connected = true;
 
+  m.lease_due = m.cfg.lease_from_first_call;
   std::promise<void> ready;
   auto fut = ready.get_future();
   m.thread = std::thread([this] { impl_->io.run(); });
@@ -282,7 +284,12 @@ void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done don
   auto c = std::make_unique<session_call>();
   c->ops.reserve(ops.size() + 1);
   c->ops.emplace_back();  // SEQUENCE, filled when a slot is assigned
-  for (auto& op : ops) c->ops.push_back(std::move(op));
+  for (auto& op : ops) {
+    // PUTFH of the empty filehandle names the server's root (see submit's contract).
+    const auto* put = std::get_if<nfs4::PUTFH4args>(&op);
+    if (put != nullptr && put->object.empty()) c->ops.emplace_back(nfs4::PUTROOTFH4args{});
+    else c->ops.push_back(std::move(op));
+  }
   c->done = std::move(done);
   c->read_targets = std::move(read_targets);
   c->cachethis = cachethis.value_or(!idempotent(c->ops));

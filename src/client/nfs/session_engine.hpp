@@ -40,6 +40,10 @@ class session_engine {
     /// Take the operation limit of a server known to refuse less than it grants from
     /// known_operation_limit() (operation_limit.hpp) instead of learning it by probes.
     bool known_server_limits = true;
+    /// Nothing else asks for the server's lease time (the caller sends no COMPOUND of its
+    /// own for it): the first COMPOUND with room does (PUTROOTFH and GETATTR of lease_time
+    /// after its SEQUENCE, results taken out before the caller sees the reply).
+    bool lease_from_first_call = false;
     std::chrono::milliseconds connect_timeout{10'000};
     std::chrono::milliseconds reconnect_for{30'000};
   };
@@ -50,7 +54,9 @@ class session_engine {
   session_engine(const session_engine&) = delete;
   session_engine& operator=(const session_engine&) = delete;
 
-  /// Sends SEQUENCE + ops (minor version 1) when a slot is free. `done` gets the reply,
+  /// Sends SEQUENCE + ops (minor version 1) when a slot is free. A PUTFH of the empty
+  /// filehandle, which no server hands out, names the server's root: it is sent as
+  /// PUTROOTFH. `done` gets the reply,
   /// whatever the NFS status, or a transport/closing error. A COMPOUND the server refused
   /// whole for its number of operations (nothing ran) completes with NFS4ERR_TOO_MANY_OPS and
   /// no results, once limits() gives the server's real limit (operation_limit.hpp): the

@@ -79,6 +79,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   std::error_code last_error;       // of the lost connection, for what fails after retries
   bool reclaiming = false;  // reclaims or RECLAIM_COMPLETE of a new client ID in flight: others wait
   bool reclaim_complete_due = false;  // a new client ID's RECLAIM_COMPLETE rides on the next COMPOUND
+  bool lease_due = false;  // the lease time is asked for on the next COMPOUND (settings::lease_from_first_call)
   bool state_lost = false;  // the last EXCHANGE_ID made a new client record: reclaim the opens
   open_reclaims opens;
   std::list<std::unique_ptr<session_call>> in_grace;  // waiting out a server's grace period or delay (retry_later)
@@ -122,14 +123,19 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   /// through it answers as before (NFS4ERR_STALE_STATEID and kin).
   void reclaim_opens(std::vector<open_reclaims::open> todo, std::size_t i, std::promise<void>* ready);
   void reclaim_complete(std::promise<void>* ready);
-  /// Puts the due RECLAIM_COMPLETE into `c` after its SEQUENCE, when the session's operation
-  /// limit leaves room (false: it does not, and the caller sends it alone first). Later
-  /// calls wait for the reply.
-  bool attach_reclaim_complete(session_call& c);
-  /// For a call that carried RECLAIM_COMPLETE and whose SEQUENCE succeeded: takes that
-  /// result out of `reply`. False when it failed (the caller's operations did not run): the
-  /// call is then sent again without it.
-  bool detach_reclaim_complete(session_call& c, compound_reply& reply);
+  /// Puts the due set-up riders into `c` after its SEQUENCE (session_call::riders): the
+  /// RECLAIM_COMPLETE of a new client ID, then PUTROOTFH and GETATTR of the lease time, as
+  /// far as the operation limit leaves room (what does not fit stays due). Not into a
+  /// transaction's COMPOUND, whose VNFS_TXN must follow SEQUENCE. Later calls wait for the
+  /// reply of one that carries RECLAIM_COMPLETE. False when RECLAIM_COMPLETE is due and
+  /// cannot ride on `c`: the caller sends it alone first.
+  bool attach_riders(session_call& c);
+  /// For a call that carried riders and whose SEQUENCE succeeded: takes their results out of
+  /// `reply` (and learns the lease time). False when one failed (the caller's operations did
+  /// not run): the call is then sent again without them.
+  bool detach_riders(session_call& c, compound_reply& reply);
+  /// Takes the riders out of a call that did not run them; they are due again.
+  void take_back_riders(session_call& c);
   void session_failed(std::error_code ec, std::promise<void>* ready);
   void schedule_renewal();
   /// DESTROY_SESSION then DESTROY_CLIENTID (at close), then `finished`.

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "vnfs/error.hpp"
+#include "vnfs/nfs4/attributes.hpp"
 
 namespace vnfs::detail {
 
@@ -96,13 +97,14 @@ void session_engine::impl::reclaim_opens(std::vector<open_reclaims::open> todo, 
 /// (NFS4ERR_COMPLETE_ALREADY after a session-only recovery).
 ///
 /// At session set-up (`ready` given) it costs no round trip of its own: the session is ready
-/// at once, and RECLAIM_COMPLETE rides on the first COMPOUND sent (attach_reclaim_complete).
+/// at once, and RECLAIM_COMPLETE rides on the first COMPOUND sent (attach_riders).
 void session_engine::impl::reclaim_complete(std::promise<void>* ready) {
   if (ready) {
     reclaim_complete_due = true;
     ready->set_value();
     return pump();
   }
+  reclaim_complete_due = false;  // it goes now, alone
   auto c = std::make_unique<session_call>();
   c->ops = {nfs4::nfs_argop4{}, nfs4::RECLAIM_COMPLETE4args{false}};
   c->done = [self = shared_from_this(), ready](std::error_code, compound_reply&) {
@@ -114,24 +116,75 @@ void session_engine::impl::reclaim_complete(std::promise<void>* ready) {
   pump_front();
 }
 
-bool session_engine::impl::attach_reclaim_complete(session_call& c) {
-  reclaim_complete_due = false;
-  if (c.ops.size() + 1 > operation_limit()) return false;
-  c.ops.insert(c.ops.begin() + 1, nfs4::RECLAIM_COMPLETE4args{false});
-  c.carries_reclaim_complete = true;
-  reclaiming = true;
+namespace {
+
+nfs4::bitmap4 lease_time_bitmap() {
+  nfs4::bitmap4 b;
+  b.set(nfs4::FATTR4_LEASE_TIME);
+  return b;
+}
+
+}  // namespace
+
+bool session_engine::impl::attach_riders(session_call& c) {
+  if (c.ops.size() > 1 && std::holds_alternative<nfs4::VNFS_TXN4args>(c.ops[1])) return !reclaim_complete_due;
+  const std::size_t limit = operation_limit();
+  std::vector<nfs4::nfs_argop4> riders;
+  if (reclaim_complete_due) {
+    if (c.ops.size() + 1 > limit) return false;
+    riders.push_back(nfs4::RECLAIM_COMPLETE4args{false});
+    reclaim_complete_due = false;
+    reclaiming = true;
+  }
+  if (lease_due && c.ops.size() + riders.size() + 2 <= limit) {
+    riders.push_back(nfs4::PUTROOTFH4args{});
+    riders.push_back(nfs4::GETATTR4args{lease_time_bitmap()});
+    lease_due = false;
+  }
+  c.ops.insert(c.ops.begin() + 1, riders.begin(), riders.end());
+  c.riders = static_cast<std::uint32_t>(riders.size());
   return true;
 }
 
-bool session_engine::impl::detach_reclaim_complete(session_call& c, compound_reply& reply) {
-  c.carries_reclaim_complete = false;
-  c.ops.erase(c.ops.begin() + 1);
-  reclaiming = false;
+void session_engine::impl::take_back_riders(session_call& c) {
+  const auto first = c.ops.begin() + 1, end = first + c.riders;
+  for (auto it = first; it != end; ++it) {
+    if (std::holds_alternative<nfs4::RECLAIM_COMPLETE4args>(*it)) {
+      reclaim_complete_due = true;
+      reclaiming = false;
+    }
+    if (std::holds_alternative<nfs4::GETATTR4args>(*it)) lease_due = true;
+  }
+  c.ops.erase(first, end);
+  c.riders = 0;
+}
+
+bool session_engine::impl::detach_riders(session_call& c, compound_reply& reply) {
+  const std::uint32_t n = c.riders;
   auto& results = reply.res.resarray;
-  const auto* rc = results.size() > 1 ? std::get_if<nfs4::RECLAIM_COMPLETE4res>(&results[1]) : nullptr;
-  if (rc == nullptr || rc->status != nfsstat4::NFS4_OK) return false;
-  results.erase(results.begin() + 1);
-  if (reply.placed.size() > 1) reply.placed.erase(reply.placed.begin() + 1);
+  bool ok = results.size() > n;  // every rider has a result
+  for (std::uint32_t i = 1; i <= n; ++i) {
+    if (std::holds_alternative<nfs4::RECLAIM_COMPLETE4args>(c.ops[i])) reclaiming = false;
+    if (!ok) continue;
+    ok = nfs4::status_of(results[i]) == nfsstat4::NFS4_OK;
+    if (const auto* g = ok ? std::get_if<nfs4::GETATTR4res>(&results[i]) : nullptr) {
+      nfs4::attributes a;
+      try {
+        a = nfs4::decode_attributes(g->resok4.obj_attributes);
+      } catch (const std::exception&) {  // malformed: the lease stays what it was
+      }
+      if (a.lease_time && *a.lease_time > 0) {
+        lease = std::chrono::seconds(*a.lease_time);
+        schedule_renewal();
+      }
+    }
+  }
+  // A rider that failed is not sent again: it ran once.
+  c.ops.erase(c.ops.begin() + 1, c.ops.begin() + 1 + n);
+  c.riders = 0;
+  if (!ok) return false;
+  results.erase(results.begin() + 1, results.begin() + 1 + n);
+  if (reply.placed.size() > n) reply.placed.erase(reply.placed.begin() + 1, reply.placed.begin() + 1 + n);
   return true;
 }
 
