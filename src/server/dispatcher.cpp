@@ -12,6 +12,7 @@
 #include "server/ops/status_mapping.hpp"
 #include "server/state/open_state_table.hpp"
 #include "server/txn/op_locks.hpp"
+#include "server/txn/planner.hpp"
 #include "server/txn/transaction.hpp"
 #include "vnfs/nfs4/compound.hpp"
 #include "vnfs/rpc/message.hpp"
@@ -149,7 +150,7 @@ class compound_run {
   std::unique_ptr<txn::transaction> single_;  ///< holding::single: its transaction
   std::uint64_t open_txnid_ = 0;              ///< holding::open: the client's txnid
   bool commit_at_end_ = false;                ///< holding::open: TXN_COMMIT
-  std::size_t records_at_start_ = 0;          ///< holding::open: the journal's size before this COMPOUND
+  std::size_t records_at_start_ = 0;          ///< holding::open: its changes() before this COMPOUND
   nfs4::txn_outcome4 outcome_ = nfs4::txn_outcome4::TXN_NONE;  ///< holding::open: how it stands after
 };
 
@@ -180,7 +181,7 @@ nfs4::VNFS_TXN4res compound_run::start_transaction(const nfs4::VNFS_TXN4args& a,
       holding_ = holding::open;
       open_txnid_ = a.txnid;
       commit_at_end_ = action == txn_action4::TXN_COMMIT;
-      records_at_start_ = ctx_.txn->records();
+      records_at_start_ = ctx_.txn->changes();
       res.outcome = static_cast<std::uint32_t>(nfs4::txn_outcome4::TXN_OPEN);
       if (action == txn_action4::TXN_ABORT) {
         holding_ = holding::none;
@@ -201,13 +202,14 @@ nfs4::VNFS_TXN4res compound_run::start_transaction(const nfs4::VNFS_TXN4args& a,
 nfsstat4 compound_run::end_transaction(nfsstat4 status) {
   const bool ok = status == nfsstat4::NFS4_OK;
   nfsstat4 ended = nfsstat4::NFS4_OK;
+  if (ctx_.txn) ctx_.txn->end_compound();
   if (holding_ == holding::single) {
     ended = state_.txns.end_single(std::move(single_), ok);
   } else if (holding_ == holding::open) {
     // A failure rolls the transaction back if this COMPOUND changed anything; one that
     // changed nothing leaves it as it was.
     using ending = txn::manager::ending;
-    const ending e = !ok ? (died_ || ctx_.txn->records() != records_at_start_ ? ending::abort : ending::keep)
+    const ending e = !ok ? (died_ || ctx_.txn->changes() != records_at_start_ ? ending::abort : ending::keep)
                      : commit_at_end_ ? ending::commit
                                       : ending::keep;
     ended = state_.txns.leave_open(open_txnid_, e);
@@ -467,6 +469,8 @@ void compound_run::run(const decoded_call& c, xdr::encoder& body,
         txn_status_at = body.size() + 4;  // after the result's opnum
         add_result(start_transaction(std::get<nfs4::VNFS_TXN4args>(op), hdr.numops));
         after_txn = body.mark();
+        // The undo records of every change it can foresee, durable before the first runs.
+        if (ctx_.txn && c.ops.size() > 2) txn::plan(*ctx_.txn, ctx_, std::span(c.ops).subspan(2));
         continue;
       }
       holding_ = state_.txns.locks().enter_plain() ? holding::unchecked : holding::plain;
@@ -512,7 +516,7 @@ void compound_run::run(const decoded_call& c, xdr::encoder& body,
       refuse_at = body.mark();
       refuse_count = 2;
     }
-    if (ctx_.txn) ctx_.txn->after_operation();
+    if (ctx_.txn) ctx_.txn->after_operation(status == nfsstat4::NFS4_OK ? &ctx_.current.obj : nullptr);
   }
   if (died_ && holding_ == holding::single) {
     // Rolled back whole: answered as a transaction that did not begin (the client sends

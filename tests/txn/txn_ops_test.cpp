@@ -272,6 +272,66 @@ TEST_CASE("the opens of a rolled-back transaction are released; a committed one'
   }
 }
 
+TEST_CASE("the byte-range locks of a rolled-back transaction are released; a committed one's stay", "[txn]") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "tx");
+  populate(srv.export_dir() / wd);
+  txn_client t(srv, wd);
+  auto lock_args = [&] {
+    LOCK4args l;
+    l.locktype = nfs_lock_type4::WRITE_LT;
+    l.offset = 100;
+    l.length = 50;
+    l.locker.new_lock_owner = true;
+    l.locker.open_owner.open_stateid = stateid4{1, {}};  // the current stateid (set by OPEN)
+    l.locker.open_owner.lock_owner = t.c.owner("txn-locker");
+    return l;
+  };
+  auto test_lock = [&] {  // another lock-owner asks for an overlapping range
+    LOCKT4args lt;
+    lt.locktype = nfs_lock_type4::WRITE_LT;
+    lt.offset = 120;
+    lt.length = 1;
+    lt.owner = t.c.owner("someone-else");
+    COMPOUND4res r = t.c.run({LOOKUP4args{"f"}, lt});
+    return r.status;
+  };
+  for (const bool fail : {true, false}) {
+    INFO((fail ? "rolled back" : "committed"));
+    std::vector<nfs_argop4> ops{open_args(t.c, "f", false), lock_args()};
+    if (fail) ops.push_back(failing_op());
+    COMPOUND4res r = t.run(std::move(ops));
+    REQUIRE(r.status == (fail ? nfsstat4::NFS4ERR_BADHANDLE : nfsstat4::NFS4_OK));
+    const stateid4 open_sid = result_at<OPEN4res>(r, t.at(0)).resok4.stateid;
+    const stateid4 lock_sid = result_at<LOCK4res>(r, t.at(1)).resok4.lock_stateid;
+    CHECK(lock_sid.seqid == 1);
+    CHECK(test_lock() == (fail ? nfsstat4::NFS4_OK : nfsstat4::NFS4ERR_DENIED));
+    COMPOUND4res st = t.c.call({TEST_STATEID4args{{lock_sid, open_sid}}});
+    REQUIRE(st.status == nfsstat4::NFS4_OK);
+    const nfsstat4 expect = fail ? nfsstat4::NFS4ERR_BAD_STATEID : nfsstat4::NFS4_OK;
+    CHECK(result_at<TEST_STATEID4res>(st, 1).resok4.tsr_status_codes == std::vector<nfsstat4>{expect, expect});
+    if (fail) {  // the stateid itself is refused where a lock stateid is used
+      LOCKU4args u;
+      u.locktype = nfs_lock_type4::WRITE_LT;
+      u.lock_stateid = lock_sid;
+      u.offset = 100;
+      u.length = 50;
+      COMPOUND4res ur = t.c.run({LOOKUP4args{"f"}, u});
+      CHECK(ur.status == nfsstat4::NFS4ERR_BAD_STATEID);
+    } else {  // the committed lock and open are the client's to release
+      LOCKU4args u;
+      u.locktype = nfs_lock_type4::WRITE_LT;
+      u.lock_stateid = stateid4{0, lock_sid.other};
+      u.offset = 100;
+      u.length = 50;
+      CHECK(t.c.run({LOOKUP4args{"f"}, u}).status == nfsstat4::NFS4_OK);
+      CHECK(t.c.call({FREE_STATEID4args{stateid4{0, lock_sid.other}}}).status == nfsstat4::NFS4_OK);
+      CHECK(t.c.run({LOOKUP4args{"f"}, CLOSE4args{0, open_sid}}).status == nfsstat4::NFS4_OK);
+      CHECK(test_lock() == nfsstat4::NFS4_OK);
+    }
+  }
+}
+
 TEST_CASE("committed transactions leave exactly their changes", "[txn]") {
   test_server& srv = server_of(server_kind::vnfsd);
   const std::string wd = new_workdir(srv, "tx");

@@ -156,7 +156,7 @@ nfs4::LINK4res handle(compound_context& ctx, const nfs4::LINK4args& args) {
   if (res.status == ok && ctx.saved.obj.is_directory()) res.status = nfsstat4::NFS4ERR_ISDIR;
   if (res.status == ok) res.status = check_entry(ctx, ctx.current.obj, args.newname, name_use::make);
   if (res.status == ok && ctx.txn)
-    res.status = to_nfsstat(ctx.txn->protect_create(ctx.current.obj, args.newname));
+    res.status = to_nfsstat(ctx.txn->protect_link(ctx.current.obj, args.newname));
   if (res.status != ok) return res;
   change_tracker cinfo{ctx.current.obj};
   std::error_code ec;

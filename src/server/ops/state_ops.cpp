@@ -383,7 +383,19 @@ nfs4::LOCK4res handle(compound_context& ctx, const nfs4::LOCK4args& a) {
   res.status = ctx.server.opens.lock(req, res.resok4.lock_stateid, res.denied);
   // A reclaimed lock that another client's lock now conflicts with (§15.1.9.3).
   if (a.reclaim && res.status == nfsstat4::NFS4ERR_DENIED) res.status = nfsstat4::NFS4ERR_RECLAIM_CONFLICT;
-  if (res.status == nfsstat4::NFS4_OK) ctx.set_current_stateid(res.resok4.lock_stateid);
+  if (res.status == nfsstat4::NFS4_OK) {
+    ctx.set_current_stateid(res.resok4.lock_stateid);
+    if (ctx.txn && res.resok4.lock_stateid.seqid == 1) {
+      // A new lock state, made inside a transaction: a rollback unlocks and frees it (the
+      // client then meets NFS4ERR_BAD_STATEID with it), as if the LOCK never ran.
+      ctx.txn->on_rollback([&table = ctx.server.opens, client = ctx.clientid, key = req.file,
+                            any = nfs4::stateid4{0, res.resok4.lock_stateid.other}] {
+        nfs4::stateid4 unlocked;
+        (void)table.unlock(client, key, any, 0, UINT64_MAX, unlocked);
+        (void)table.free(client, any);
+      });
+    }
+  }
   return res;
 }
 

@@ -50,44 +50,48 @@ record decode_alternative(std::uint32_t index, xdr::decoder& d) {
   }
 }
 
-bool write_all(int fd, std::span<const std::byte> b) {
-  while (!b.empty()) {
-    ssize_t n = ::write(fd, b.data(), b.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    b = b.subspan(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 }  // namespace
 
 journal_writer journal_writer::create(int dirfd, const std::string& name, const record& first,
                                       std::error_code& ec) {
   journal_writer w;
-  int fd = ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+  int fd = ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     ec = last_error();
     return w;
   }
   w.fd_ = fs::unique_fd(fd);
-  if (!write_all(fd, std::as_bytes(std::span(header)))) {
-    ec = last_error();
-    return w;
-  }
-  w.size_ = header.size();
-  w.append(first, ec);
-  if (!ec && ::fsync(dirfd) != 0) ec = last_error();
+  const auto h = std::as_bytes(std::span(header));
+  w.pending_.assign(h.begin(), h.end());
+  w.append(first);
+  ec.clear();
   return w;
 }
 
-void journal_writer::append(const record& r, std::error_code& ec) {
+void journal_writer::append(const record& r) {
   std::vector<std::byte> b = encode_record(r);
-  if (!write_all(fd_.get(), b) || ::fdatasync(fd_.get()) != 0) {
+  pending_.insert(pending_.end(), b.begin(), b.end());
+}
+
+void journal_writer::sync(std::error_code& ec) {
+  // Positional: a write cut short by an error is written again whole from size_.
+  std::span<const std::byte> b(pending_);
+  for (auto at = static_cast<off_t>(size_); !b.empty();) {
+    ssize_t n = ::pwrite(fd_.get(), b.data(), b.size(), at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ec = n < 0 ? last_error() : std::make_error_code(std::errc::io_error);
+      return;
+    }
+    b = b.subspan(static_cast<std::size_t>(n));
+    at += n;
+  }
+  if (::fdatasync(fd_.get()) != 0) {
     ec = last_error();
     return;
   }
-  size_ += b.size();
+  size_ += pending_.size();
+  pending_.clear();
   ec.clear();
 }
 

@@ -1,10 +1,10 @@
 // vnfsd transactions: the journal of one transaction, an append-only file of checksummed
 // records in the state directory (docs/transactions.md, "The journal").
 //
-// Every record is on stable storage (fdatasync) when append() returns: a change is made
-// only after the record that undoes it has been appended. A crash in the middle of an
-// append leaves a torn last record, which read_journal() drops: the change it would have
-// protected was never made.
+// Records are appended to memory and written and made durable together by sync() (one
+// write, one fdatasync): a change is made only after a sync() that followed the append of
+// the record that undoes it. A crash in the middle of a sync leaves a torn last record,
+// which read_journal() drops: the change it would have protected was never made.
 #pragma once
 
 #include <cstdint>
@@ -91,17 +91,25 @@ using record = std::variant<rec_begin, rec_attrs, rec_range, rec_created, rec_re
 class journal_writer {
  public:
   journal_writer() = default;
-  /// Creates `name` in the directory `dirfd` (O_EXCL), writes the file header and `first`,
-  /// and makes file and directory entry durable (fdatasync, fsync of the directory).
+  /// Creates `name` in the directory `dirfd` (O_EXCL) and appends the file header and
+  /// `first`. Nothing is durable yet: the first sync() writes them, and the caller makes
+  /// the directory entry durable (fsync of the directory) before that sync returns to a
+  /// change.
   static journal_writer create(int dirfd, const std::string& name, const record& first,
                                std::error_code& ec);
-  /// Appends one record and fdatasyncs it.
-  void append(const record& r, std::error_code& ec);
-  std::uint64_t bytes() const noexcept { return size_; }
+  /// Appends one record in memory (not yet in the file).
+  void append(const record& r);
+  /// Writes what was appended since the last sync and fdatasyncs the file. On an error
+  /// nothing appended counts as durable (the next sync writes it again from where the file
+  /// ended).
+  void sync(std::error_code& ec);
+  /// Whether records were appended since the last successful sync.
+  bool pending() const noexcept { return !pending_.empty(); }
 
  private:
   fs::unique_fd fd_;
-  std::uint64_t size_ = 0;
+  std::uint64_t size_ = 0;           ///< bytes in the file
+  std::vector<std::byte> pending_;   ///< appended, not yet written
 };
 
 /// The complete records of a journal, in order, up to the first torn or corrupt one (a

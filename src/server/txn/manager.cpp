@@ -119,7 +119,7 @@ void manager::recover() {
                                           committed ? nfs4::txn_outcome4::TXN_COMMITTED : nfs4::txn_outcome4::TXN_ABORTED))
         throw std::system_error(o, "txn recovery: cannot record the outcome of " + j);
     }
-    if (std::error_code f = finish(sfd, prefix, j))
+    if (std::error_code f = finish(sfd, prefix, j, !committed))
       throw std::system_error(f, "txn recovery: cannot remove the files of " + j);
   }
 }
@@ -131,8 +131,8 @@ std::unique_ptr<transaction> manager::begin(std::uint64_t clientid, std::uint64_
   if (ec) return nullptr;
   const std::uint64_t owner = locks_.enroll();
   const std::string prefix = prefix_of(next_id_++);
-  // The data file first: the journal's creation fsyncs the directory, which makes both
-  // names durable.
+  // Nothing is durable yet: the transaction's first barrier fsyncs the directory (both
+  // names) before it writes the journal, and no change comes before that barrier.
   fs::unique_fd data(::openat(sfd, (prefix + ".data").c_str(),
                               O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!data) {
@@ -148,8 +148,7 @@ std::unique_ptr<transaction> manager::begin(std::uint64_t clientid, std::uint64_
     locks_.release(owner);
     return nullptr;
   }
-  crash_point();
-  return std::make_unique<transaction>(*this, owner, prefix, std::move(j), std::move(data));
+  return std::make_unique<transaction>(*this, owner, prefix, client_txnid, std::move(j), std::move(data));
 }
 
 outcome_log* manager::outcomes(std::error_code& ec) {
@@ -207,7 +206,10 @@ nfs4::nfsstat4 manager::begin_single(std::uint64_t clientid, std::uint64_t clien
   reap();
   std::error_code ec;
   out = begin(clientid, client_txnid, ec);
-  return ec ? status_of(ec) : nfs4::nfsstat4::NFS4_OK;
+  if (ec) return status_of(ec);
+  std::lock_guard g(mu_);
+  running_single_.insert(client_txnid);
+  return nfs4::nfsstat4::NFS4_OK;
 }
 
 nfs4::nfsstat4 manager::end_single(std::unique_ptr<transaction> t, bool ok) {
@@ -221,6 +223,8 @@ nfs4::nfsstat4 manager::end_single(std::unique_ptr<transaction> t, bool ok) {
     t->rollback();
   }
   locks_.release(t->lock_owner());
+  std::lock_guard g(mu_);
+  running_single_.erase(running_single_.find(t->client_txnid()));
   return result;
 }
 
@@ -236,8 +240,8 @@ nfs4::nfsstat4 manager::begin_open(std::uint64_t clientid, std::uint64_t client_
   std::unique_ptr<transaction> t = begin(clientid, client_txnid, ec);
   if (ec) return status_of(ec);
   std::lock_guard g(mu_);
-  if (open_.contains(client_txnid)) {  // the same txnid began meanwhile
-    t->rollback();
+  if (open_.contains(client_txnid)) {  // the same txnid began meanwhile: its outcome is not ours
+    t->rollback(false);
     locks_.release(t->lock_owner());
     return nfs4::nfsstat4::NFS4ERR_INVAL;
   }
@@ -279,31 +283,27 @@ nfs4::nfsstat4 manager::leave_open(std::uint64_t client_txnid, ending end) {
   transaction* t = o->t.get();
   g.unlock();  // busy: nobody else touches it
   nfs4::nfsstat4 result = nfs4::nfsstat4::NFS4_OK;
-  bool committed = false;
   if (end == ending::commit) {
     if (std::error_code ec = t->commit()) {
       t->rollback();
       result = status_of(ec);
-    } else {
-      committed = true;
     }
   } else {
     t->rollback();
   }
   g.lock();
-  close_open(g, client_txnid, committed);
+  close_open(client_txnid);
   return result;
 }
 
-void manager::close_open(std::unique_lock<std::mutex>& g, std::uint64_t txnid, bool committed) {
-  g.unlock();
+std::error_code manager::record_outcome(std::uint64_t client_txnid, bool committed) {
   std::error_code ec;
   outcome_log* log = outcomes(ec);
-  if (!ec) ec = log->record(txnid, committed ? nfs4::txn_outcome4::TXN_COMMITTED : nfs4::txn_outcome4::TXN_ABORTED);
-  if (ec)
-    std::fprintf(stderr, "vnfsd: cannot record the outcome of transaction %016llx (%s): TXN_STATUS answers unknown\n",
-                 static_cast<unsigned long long>(txnid), ec.message().c_str());
-  g.lock();
+  if (ec) return ec;
+  return log->record(client_txnid, committed ? nfs4::txn_outcome4::TXN_COMMITTED : nfs4::txn_outcome4::TXN_ABORTED);
+}
+
+void manager::close_open(std::uint64_t txnid) {
   auto it = open_.find(txnid);
   locks_.release(it->second->t->lock_owner());
   open_.erase(it);
@@ -313,7 +313,7 @@ void manager::close_open(std::unique_lock<std::mutex>& g, std::uint64_t txnid, b
 nfs4::txn_outcome4 manager::outcome_of(std::uint64_t client_txnid) {
   {
     std::lock_guard g(mu_);
-    if (open_.contains(client_txnid)) return nfs4::txn_outcome4::TXN_OPEN;
+    if (open_.contains(client_txnid) || running_single_.contains(client_txnid)) return nfs4::txn_outcome4::TXN_OPEN;
   }
   std::error_code ec;
   outcome_log* log = outcomes(ec);
@@ -350,7 +350,7 @@ void manager::roll_back_idle(std::unique_lock<std::mutex>& g, open_map::iterator
   g.unlock();
   o->t->rollback();
   g.lock();
-  close_open(g, txnid, false);
+  close_open(txnid);
 }
 
 bool manager::hidden(const fs::object& dir, std::string_view name) const noexcept {

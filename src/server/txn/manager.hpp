@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <mutex>
 #include <span>
 #include <string_view>
@@ -30,8 +31,10 @@ inline constexpr std::string_view state_dir_name = ".vnfsd-txn";
 struct limits {
   std::uint64_t max_backup_bytes = std::uint64_t(1) << 30;  ///< bytes of range backups per transaction
   /// Test-only: the process exits (_exit(86), as abruptly as SIGKILL) at the Nth crash point
-  /// of its life; 0 never. Crash points: after a journal's first record, after each further
-  /// record, after each operation of a transaction, after the commit record, and between the
+  /// of its life; 0 never. Crash points: after each barrier (records made durable: a
+  /// COMPOUND's planned records, or one operation's), after each backup (range copy or
+  /// grave, before its barrier), after each operation of a transaction, during commit
+  /// (after the changed objects are fsynced, after the commit record), and between the
   /// steps of removing a finished transaction's files.
   unsigned crash_at = 0;
   /// Journal records per transaction (about two per object it changes): the change that
@@ -88,7 +91,8 @@ class manager {
   /// back). The outcome is in the outcome log when a commit or abort returns.
   enum class ending { keep, commit, abort };
   nfs4::nfsstat4 leave_open(std::uint64_t client_txnid, ending end);
-  /// TXN_STATUS.
+  /// TXN_STATUS: TXN_OPEN while the transaction is open or (single-COMPOUND) running, else
+  /// what the outcome log says.
   nfs4::txn_outcome4 outcome_of(std::uint64_t client_txnid);
 
   /// A client record went (lease expiry, or a new instance of the client): its open
@@ -103,6 +107,10 @@ class manager {
 
   /// The state directory, created on the first transaction (and fsynced into the root).
   int state_fd(std::error_code& ec);
+
+  /// Durably records how transaction `client_txnid` ended (TXN_STATUS answers from it):
+  /// transaction::commit() and rollback() call it before the journal goes.
+  std::error_code record_outcome(std::uint64_t client_txnid, bool committed);
 
   /// Counts a crash point; exits the process at limits::crash_at.
   void crash_point();
@@ -122,8 +130,9 @@ class manager {
   /// Rolls back the idle open transaction `it` (mu_ held, released meanwhile), records the
   /// outcome and closes it.
   void roll_back_idle(std::unique_lock<std::mutex>& g, open_map::iterator it);
-  /// Records the outcome of open transaction `txnid`, closes it and releases its locks. mu_ held.
-  void close_open(std::unique_lock<std::mutex>& g, std::uint64_t txnid, bool committed);
+  /// Closes open transaction `txnid` (its commit or rollback recorded the outcome) and
+  /// releases its locks. mu_ held.
+  void close_open(std::uint64_t txnid);
   /// reap() with mu_ held.
   void reap_locked(std::unique_lock<std::mutex>& g);
   /// Rolls back the open transaction whose lock owner is `owner` if it is idle.
@@ -138,6 +147,7 @@ class manager {
   std::mutex mu_;
   std::condition_variable cv_;
   open_map open_;
+  std::multiset<std::uint64_t> running_single_;  ///< client txnids of running single-COMPOUND ones
 
   std::mutex state_mu_;
   fs::unique_fd state_;

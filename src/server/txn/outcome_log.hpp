@@ -1,5 +1,5 @@
-// vnfsd transactions: the durable log of how multi-COMPOUND transactions ended, which
-// TXN_STATUS answers from (docs/transactions.md, "Outcomes of multi-COMPOUND transactions").
+// vnfsd transactions: the durable log of how transactions ended (single-COMPOUND ones and
+// those spanning COMPOUNDs), which TXN_STATUS answers from (docs/transactions.md, "Outcome log").
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <string>
 
 #include "server/fs/attributes.hpp"
 #include "server/fs/detail.hpp"
@@ -39,6 +40,28 @@ saved_attrs to_saved(const fs::attributes& a) {
   return s;
 }
 
+std::error_code key_of(const fs::object& obj, std::pair<std::uint64_t, std::uint64_t>& k) {
+  struct ::stat st {};
+  if (::fstat(obj.fd(), &st) != 0) return last_error();
+  k = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+  return {};
+}
+
+/// A planned change's name: its kind, the objects (by key) and names it involves.
+std::string claim_key(char kind, const std::pair<std::uint64_t, std::uint64_t>& k, std::string_view name = {},
+                      std::uint64_t a = 0, std::uint64_t b = 0) {
+  std::string s(1, kind);
+  s += std::to_string(k.first) + ':' + std::to_string(k.second) + ':' + std::to_string(a) + ':' +
+       std::to_string(b) + '/';
+  s += name;
+  return s;
+}
+
+bool is_gone(const std::error_code& ec) {
+  return ec == std::error_code(ESTALE, std::system_category()) ||
+         ec == std::error_code(ENOENT, std::system_category()) || ec == fs::errc::bad_handle;
+}
+
 /// Fail-stop: an undo that cannot finish leaves the journal for recovery at the next start.
 [[noreturn]] void stop_server(const char* what, const std::error_code& ec) {
   std::fprintf(stderr, "vnfsd: transaction %s failed (%s); exiting so that recovery at start-up rolls it back\n",
@@ -48,8 +71,14 @@ saved_attrs to_saved(const fs::attributes& a) {
 
 }  // namespace
 
-transaction::transaction(manager& m, std::uint64_t owner, std::string prefix, journal_writer j, fs::unique_fd data)
-    : m_(m), owner_(owner), prefix_(std::move(prefix)), journal_(std::move(j)), data_(std::move(data)) {}
+transaction::transaction(manager& m, std::uint64_t owner, std::string prefix, std::uint64_t client_txnid,
+                         journal_writer j, fs::unique_fd data)
+    : m_(m),
+      owner_(owner),
+      prefix_(std::move(prefix)),
+      client_txnid_(client_txnid),
+      journal_(std::move(j)),
+      data_(std::move(data)) {}
 
 transaction::~transaction() {
   if (!done_) rollback();
@@ -58,26 +87,89 @@ transaction::~transaction() {
 std::error_code transaction::append(const record& r) {
   if (records_.size() >= m_.lim().max_records && !std::holds_alternative<rec_commit>(r))
     return std::make_error_code(std::errc::no_space_on_device);
-  std::error_code ec;
-  journal_.append(r, ec);
-  if (ec) return ec;
+  journal_.append(r);
   records_.push_back(r);
+  counted_.push_back(false);
+  if (!planning_) count(records_.size() - 1);
+  return {};
+}
+
+void transaction::count(std::size_t i) {
+  if (i < counted_.size() && !counted_[i]) {
+    counted_[i] = true;
+    ++changes_;
+  }
+}
+
+std::error_code transaction::barrier() {
+  if (!journal_.pending()) return {};
+  // The backups and graves first: a durable record must never name a backup that is not.
+  if (data_unsynced_) {
+    if (::fdatasync(data_.get()) != 0) return last_error();
+    data_unsynced_ = false;
+  }
+  if (names_unsynced_) {  // new graves; at the first barrier the journal's and data file's names
+    std::error_code ec;
+    int sfd = m_.state_fd(ec);
+    if (ec) return ec;
+    if (::fsync(sfd) != 0) return last_error();
+    names_unsynced_ = false;
+  }
+  std::error_code ec;
+  journal_.sync(ec);
+  if (ec) return ec;
   m_.crash_point();
   return {};
 }
 
-std::error_code transaction::remember(const fs::object& obj, std::vector<std::byte>& fh,
+std::error_code transaction::end_plan() {
+  planning_ = false;
+  return barrier();
+}
+
+bool transaction::made_here(const fs::object& obj) const {
+  if (created_.empty()) return false;
+  obj_key k;
+  return !key_of(obj, k) && created_.contains(k);
+}
+
+bool transaction::claim(const std::string& ck) {
+  auto it = planned_.find(ck);
+  if (it == planned_.end()) return false;
+  if (!planning_) {
+    count(it->second);
+    planned_.erase(it);
+  }
+  return true;
+}
+
+void transaction::plan(const std::string& ck, std::size_t first) {
+  if (planning_) planned_.emplace(ck, first < records_.size() ? first : SIZE_MAX);
+}
+
+std::error_code transaction::note_changed(const fs::object& obj, const obj_key& k) {
+  if (planning_ || changed_.contains(k)) return {};
+  std::error_code ec;
+  std::vector<std::byte> fh = m_.exp().fh_of(obj, ec);
+  if (ec) return ec;
+  changed_.emplace(k, std::move(fh));
+  return {};
+}
+
+std::error_code transaction::remember(const fs::object& obj, const obj_key& k, std::vector<std::byte>& fh,
                                       saved_attrs* first) {
   std::error_code ec;
   fh = m_.exp().fh_of(obj, ec);
   if (ec) return ec;
-  fs::attributes a = fs::stat(obj, ec);
-  if (ec) return ec;
-  const auto key = std::make_pair(std::uint64_t{a.dev_major} << 32 | a.dev_minor, a.ino);
-  auto it = saved_.find(key);
+  if (created_.contains(k)) return {};  // its removal undoes it: no attributes to restore
+  auto it = saved_.find(k);
   if (it == saved_.end()) {
+    fs::attributes a = fs::stat(obj, ec);
+    if (ec) return ec;
     if (std::error_code e = append(rec_attrs{fh, to_saved(a)})) return e;
-    it = saved_.emplace(key, records_.size() - 1).first;
+    it = saved_.emplace(k, records_.size() - 1).first;
+  } else if (!planning_) {
+    count(it->second);
   }
   if (first) *first = std::get<rec_attrs>(records_[it->second]).attrs;
   return {};
@@ -85,109 +177,242 @@ std::error_code transaction::remember(const fs::object& obj, std::vector<std::by
 
 std::error_code transaction::protect_attrs(const fs::object& obj) {
   fs::scoped_fs_root as_root;
+  obj_key k;
+  if (std::error_code ec = key_of(obj, k)) return ec;
+  if (std::error_code ec = note_changed(obj, k)) return ec;
+  if (created_.contains(k)) return {};
+  const std::string ck = claim_key('a', k);
+  if (claim(ck)) return done_protecting();
+  const std::size_t first_record = records_.size();
   std::vector<std::byte> fh;
-  return remember(obj, fh);
+  if (std::error_code ec = remember(obj, k, fh)) return ec;
+  plan(ck, first_record);
+  return done_protecting();
 }
 
 std::error_code transaction::protect_data(const fs::object& file, std::uint64_t offset,
                                           std::uint64_t length) {
   fs::scoped_fs_root as_root;
+  obj_key k;
+  if (std::error_code ec = key_of(file, k)) return ec;
+  if (std::error_code ec = note_changed(file, k)) return ec;
+  if (created_.contains(k)) return {};  // its removal undoes every byte
+  const std::string ck = claim_key('d', k, {}, offset, length);
+  if (claim(ck)) return done_protecting();
+  const std::size_t first_record = records_.size();
   std::vector<std::byte> fh;
   saved_attrs first;
-  if (std::error_code ec = remember(file, fh, &first)) return ec;
-  if (file.type() != fs::file_type::regular) return {};
-  std::error_code ec;
-  const fs::attributes now = fs::stat(file, ec);
-  if (ec) return ec;
-  // Bytes past the size at the first change are cut off by rec_attrs' undo; bytes past the
-  // current size were cut by an earlier change, whose own backup restores them.
-  const std::uint64_t end = std::min({offset + std::min(length, UINT64_MAX - offset), first.size, now.size});
-  if (offset >= end) return {};
-  const std::uint64_t len = end - offset;
-  if (backup_bytes_ + len > m_.lim().max_backup_bytes) return fs::sys_error(ENOSPC);
-
-  int src = fs::detail::open_data(file, O_RDONLY, ec);
-  if (src < 0) return ec;
-  fs::unique_fd closer(src);
-  const std::uint64_t at = (data_size_ + backup_align - 1) / backup_align * backup_align;
-  file_clone_range clone{src, offset, len, at};
-  if (::ioctl(data_.get(), FICLONERANGE, &clone) != 0) {
-    if (std::error_code c = copy_bytes(src, offset, data_.get(), at, len)) return c;
+  if (std::error_code ec = remember(file, k, fh, &first)) return ec;
+  if (file.type() == fs::file_type::regular) {
+    std::error_code ec;
+    const fs::attributes now = fs::stat(file, ec);
+    if (ec) return ec;
+    // Bytes past the size at the first change are cut off by rec_attrs' undo; bytes past the
+    // current size were cut by an earlier change, whose own backup restores them.
+    const std::uint64_t end = std::min({offset + std::min(length, UINT64_MAX - offset), first.size, now.size});
+    if (offset < end) {
+      const std::uint64_t len = end - offset;
+      if (backup_bytes_ + len > m_.lim().max_backup_bytes) return fs::sys_error(ENOSPC);
+      // O_NOATIME: the copy must not change what it protects (its atime), as the
+      // attributes it restores are not durable before the barrier.
+      int src = fs::detail::open_data(file, O_RDONLY | O_NOATIME, ec);
+      if (src < 0 && ec == std::error_code(EPERM, std::system_category()))
+        src = fs::detail::open_data(file, O_RDONLY, ec);
+      if (src < 0) return ec;
+      fs::unique_fd closer(src);
+      const std::uint64_t at = (data_size_ + backup_align - 1) / backup_align * backup_align;
+      file_clone_range clone{src, offset, len, at};
+      if (::ioctl(data_.get(), FICLONERANGE, &clone) != 0) {
+        if (std::error_code c = copy_bytes(src, offset, data_.get(), at, len)) return c;
+      }
+      data_unsynced_ = true;
+      data_size_ = at + len;
+      backup_bytes_ += len;
+      m_.crash_point();  // after the backup (not yet durable, nothing changed)
+      if (std::error_code e = append(rec_range{fh, offset, len, at})) return e;
+    }
   }
-  if (::fdatasync(data_.get()) != 0) return last_error();
-  data_size_ = at + len;
-  backup_bytes_ += len;
-  return append(rec_range{fh, offset, len, at});
+  plan(ck, first_record);
+  return done_protecting();
 }
 
 std::error_code transaction::protect_create(const fs::object& dir, std::string_view name) {
+  return protect_create(dir, name, true);
+}
+
+std::error_code transaction::protect_link(const fs::object& dir, std::string_view name) {
+  return protect_create(dir, name, false);
+}
+
+std::error_code transaction::protect_create(const fs::object& dir, std::string_view name, bool makes_object) {
   fs::scoped_fs_root as_root;
-  std::vector<std::byte> fh;
-  if (std::error_code ec = remember(dir, fh)) return ec;
+  if (!planning_) creating_ = false;
+  obj_key k;
+  if (std::error_code ec = key_of(dir, k)) return ec;
   const std::string n(name);
   struct ::stat st {};
   if (::fstatat(dir.fd(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return {};  // not created
   if (errno != ENOENT) return last_error();
-  return append(rec_created{fh, n});
+  if (std::error_code ec = note_changed(dir, k)) return ec;
+  if (!planning_) creating_ = makes_object;
+  if (created_.contains(k)) return {};  // the directory's removal removes the name
+  const std::string ck = claim_key('c', k, n);
+  if (claim(ck)) return done_protecting();
+  const std::size_t first_record = records_.size();
+  std::vector<std::byte> fh;
+  if (std::error_code ec = remember(dir, k, fh)) return ec;
+  if (std::error_code ec = append(rec_created{fh, n})) return ec;
+  plan(ck, first_record);
+  return done_protecting();
 }
 
 std::error_code transaction::protect_remove(const fs::object& dir, std::string_view name) {
   fs::scoped_fs_root as_root;
-  std::vector<std::byte> fh;
-  if (std::error_code ec = remember(dir, fh)) return ec;
+  obj_key k;
+  if (std::error_code ec = key_of(dir, k)) return ec;
+  if (std::error_code ec = note_changed(dir, k)) return ec;
+  if (created_.contains(k)) return {};
+  const std::string ck = claim_key('r', k, name);
+  if (claim(ck)) return done_protecting();
   std::error_code ec;
   fs::object obj = fs::lookup(dir, name, ec);
   if (ec) return {};  // nothing to remove: the operation fails by itself
+  if (made_here(obj)) return {};  // its rec_created undoes it, removed or not
+  const std::size_t first_record = records_.size();
+  std::vector<std::byte> fh;
+  if (std::error_code e = remember(dir, k, fh)) return e;
   if (obj.is_directory()) {
+    obj_key ok;
+    if (std::error_code e = key_of(obj, ok)) return e;
     saved_attrs a;
     std::vector<std::byte> ofh;
     // The attributes it had when the transaction first met it (its times may have changed since).
-    if (std::error_code e = remember(obj, ofh, &a)) return e;
-    return append(rec_rmdir{fh, std::string(name), ofh, a});
+    if (std::error_code e = remember(obj, ok, ofh, &a)) return e;
+    if (std::error_code e = append(rec_rmdir{fh, std::string(name), ofh, a})) return e;
+  } else {
+    int sfd = m_.state_fd(ec);
+    if (ec) return ec;
+    std::string grave = prefix_ + ".g" + std::to_string(graves_++);
+    if (::linkat(obj.fd(), "", sfd, grave.c_str(), AT_EMPTY_PATH) != 0) return last_error();
+    names_unsynced_ = true;
+    m_.crash_point();  // after the backup (the grave, not yet durable; nothing changed)
+    if (std::error_code e = append(rec_removed{fh, std::string(name), grave})) return e;
   }
-  std::error_code sec;
-  int sfd = m_.state_fd(sec);
-  if (sec) return sec;
-  std::string grave = prefix_ + ".g" + std::to_string(graves_++);
-  if (::linkat(obj.fd(), "", sfd, grave.c_str(), AT_EMPTY_PATH) != 0) return last_error();
-  return append(rec_removed{fh, std::string(name), grave});
+  plan(ck, first_record);
+  return done_protecting();
 }
 
 std::error_code transaction::protect_rename(const fs::object& from_dir, std::string_view from_name,
                                             const fs::object& to_dir, std::string_view to_name) {
   fs::scoped_fs_root as_root;
+  obj_key fk, tk;
+  if (std::error_code ec = key_of(from_dir, fk)) return ec;
+  if (std::error_code ec = key_of(to_dir, tk)) return ec;
+  if (std::error_code ec = note_changed(from_dir, fk)) return ec;
+  if (std::error_code ec = note_changed(to_dir, tk)) return ec;
+  const std::string ck = claim_key('n', fk, std::string(from_name) + '/' + std::to_string(tk.first) + ':' +
+                                                std::to_string(tk.second) + '/' + std::string(to_name));
+  if (claim(ck)) {
+    claim(claim_key('r', tk, to_name));  // the replaced target, planned with it
+    return done_protecting();
+  }
+  const std::size_t first_record = records_.size();
   std::vector<std::byte> from_fh, to_fh;
-  if (std::error_code ec = remember(from_dir, from_fh)) return ec;
-  if (std::error_code ec = remember(to_dir, to_fh)) return ec;
+  if (std::error_code ec = remember(from_dir, fk, from_fh)) return ec;
+  if (std::error_code ec = remember(to_dir, tk, to_fh)) return ec;
   if (std::error_code ec = protect_remove(to_dir, to_name)) return ec;
-  return append(rec_renamed{from_fh, std::string(from_name), to_fh, std::string(to_name)});
+  if (std::error_code ec = append(rec_renamed{from_fh, std::string(from_name), to_fh, std::string(to_name)}))
+    return ec;
+  plan(ck, first_record);
+  return done_protecting();
 }
 
-void transaction::after_operation() { m_.crash_point(); }
+void transaction::after_operation(const fs::object* current) {
+  if (creating_ && current && *current) {
+    obj_key k;
+    if (!key_of(*current, k)) {
+      created_.insert(k);
+      (void)note_changed(*current, k);  // a failure only leaves it to the directory's fsync
+    }
+  }
+  creating_ = false;
+  m_.crash_point();
+}
+
+std::error_code transaction::sync_changed() {
+  // In chunks: start the writeback of every file of a chunk, then wait for each (fsync),
+  // so that the device sees the chunk's writes together.
+  constexpr std::size_t chunk = 128;
+  std::vector<fs::unique_fd> fds;
+  auto flush = [&]() -> std::error_code {
+    for (auto& fd : fds)
+      if (::fsync(fd.get()) != 0) return last_error();
+    fds.clear();
+    return {};
+  };
+  for (const auto& [k, fh] : changed_) {
+    std::error_code ec;
+    fs::object obj = m_.exp().resolve(fh, ec);
+    if (ec) {
+      if (is_gone(ec)) continue;  // removed later in the transaction: its directory says so
+      return ec;
+    }
+    int fd = -1;
+    if (obj.type() == fs::file_type::regular) {
+      fd = fs::detail::open_data(obj, O_RDONLY, ec);
+      if (fd < 0) return ec;
+      ::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+    } else if (obj.is_directory()) {
+      fd = ::openat(obj.fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) return last_error();
+    } else {
+      continue;  // a symlink: made durable with its directory's entry
+    }
+    fds.emplace_back(fd);
+    if (fds.size() == chunk)
+      if (std::error_code e = flush()) return e;
+  }
+  return flush();
+}
 
 std::error_code transaction::commit() {
   fs::scoped_fs_root as_root;
   std::error_code ec;
   int sfd = m_.state_fd(ec);
   if (ec) return ec;
-  if (::syncfs(sfd) != 0) return last_error();
-  if ((ec = append(rec_commit{}))) return ec;
+  planned_.clear();
+  if (changes_ > 0 || !changed_.empty()) {
+    if ((ec = sync_changed())) return ec;
+    m_.crash_point();  // during commit: every change durable, no commit record yet
+    if ((ec = append(rec_commit{}))) return ec;
+    if ((ec = barrier())) return ec;  // the commit point (a crash point after it)
+  }
   done_ = true;
-  // Committed: a failure to remove the files now only leaves work for the next recovery.
-  finish(sfd, prefix_, prefix_ + ".journal", [this] { m_.crash_point(); });
+  // Committed. The outcome before the journal goes (recovery records it from the journal
+  // if a crash comes first); a failure here leaves TXN_STATUS unknown, nothing else.
+  if (std::error_code o = m_.record_outcome(client_txnid_, true))
+    std::fprintf(stderr, "vnfsd: cannot record the outcome of transaction %016llx (%s)\n",
+                 static_cast<unsigned long long>(client_txnid_), o.message().c_str());
+  // A failure to remove the files now only leaves work for the next recovery.
+  finish(sfd, prefix_, prefix_ + ".journal", false, [this] { m_.crash_point(); });
   return {};
 }
 
-void transaction::rollback() {
+void transaction::rollback(bool record_outcome) {
   done_ = true;
   fs::scoped_fs_root as_root;
   std::error_code ec;
   int sfd = m_.state_fd(ec);
   if (ec) stop_server("rollback", ec);
   if ((ec = undo(m_.exp(), sfd, data_.get(), records_))) stop_server("rollback", ec);
-  if ((ec = finish(sfd, prefix_, prefix_ + ".journal", [this] { m_.crash_point(); })))
+  if (record_outcome)
+    if (std::error_code o = m_.record_outcome(client_txnid_, false))
+      std::fprintf(stderr, "vnfsd: cannot record the outcome of transaction %016llx (%s)\n",
+                   static_cast<unsigned long long>(client_txnid_), o.message().c_str());
+  if ((ec = finish(sfd, prefix_, prefix_ + ".journal", true, [this] { m_.crash_point(); })))
     stop_server("clean-up", ec);
-  for (auto& release : releases_) release();
+  // Latest first: a lock state goes before the open state it was made through.
+  for (auto it = releases_.rbegin(); it != releases_.rend(); ++it) (*it)();
   releases_.clear();
 }
 

@@ -1,19 +1,27 @@
 // vnfsd transactions: one running transaction — what a handler calls before it changes the
 // export, and commit or rollback at the end (docs/transactions.md).
 //
-// Each protect_* call makes the change it announces undoable: it appends the record (and
-// any backup) to the journal on stable storage before returning. An error means nothing
+// Each protect_* call makes the change it announces undoable: when it returns, the record
+// (and any backup) that undoes the change is on stable storage. An error means nothing
 // was protected; the handler then fails without changing anything, and the transaction
 // rolls back.
+//
+// Planning (txn/planner.hpp): before a COMPOUND's operations run, the planner calls
+// protect_* for the changes it predicts while the transaction is `planning`; then their
+// records and backups are made durable together by one barrier (end_plan). When the
+// operation runs, its protect_* finds its planned record and takes it over: no second
+// record, no second sync.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "server/fs/object.hpp"
 #include "server/txn/journal.hpp"
@@ -25,8 +33,9 @@ class manager;
 class transaction {
  public:
   /// Made by manager::begin(); `owner` is its age stamp in the lock table, `prefix` names
-  /// its files in the state directory.
-  transaction(manager& m, std::uint64_t owner, std::string prefix, journal_writer j, fs::unique_fd data);
+  /// its files in the state directory, `client_txnid` is what TXN_STATUS asks for.
+  transaction(manager& m, std::uint64_t owner, std::string prefix, std::uint64_t client_txnid,
+              journal_writer j, fs::unique_fd data);
   /// Rolls back if neither commit() nor rollback() ran (an exception left the COMPOUND).
   ~transaction();
   transaction(const transaction&) = delete;
@@ -35,59 +44,117 @@ class transaction {
   /// Before bytes [offset, offset + length) of regular file `file` change or vanish
   /// (WRITE, COPY's destination, SETATTR or OPEN truncating: offset = new size, length to
   /// the end). Saves its attributes (first time only) and the part of the range that lies
-  /// within its size at the first change. ENOSPC past the backup limit (server_options::txn_max_backup_bytes).
+  /// within its size at the first change. Nothing for a file this transaction created.
+  /// ENOSPC past the backup limit (server_options::txn_max_backup_bytes).
   std::error_code protect_data(const fs::object& file, std::uint64_t offset, std::uint64_t length);
   /// Before attributes of `obj` change (SETATTR without size): saves them, first time only.
   std::error_code protect_attrs(const fs::object& obj);
-  /// Before `name` may be created in `dir` (CREATE, OPEN with create, LINK). Saves the
+  /// Before `name` may be created in `dir` (CREATE, OPEN with create). Saves the
   /// directory's attributes; records the name as created only if it does not exist yet.
+  /// Nothing in a directory this transaction created (its removal removes everything in
+  /// it). If the operation then succeeds, the object it made counts as created by this
+  /// transaction (after_operation).
   std::error_code protect_create(const fs::object& dir, std::string_view name);
+  /// As protect_create, for LINK (a new name of an existing object).
+  std::error_code protect_link(const fs::object& dir, std::string_view name);
   /// Before `name` is removed from `dir` (REMOVE, or the target a RENAME replaces). Saves the
   /// directory's attributes and the object: a non-directory is hard-linked into the state
   /// directory, an (empty) directory has its attributes recorded. No record if `name` does
-  /// not exist (the change fails by itself).
+  /// not exist (the change fails by itself), or if this transaction created the directory
+  /// or the object.
   std::error_code protect_remove(const fs::object& dir, std::string_view name);
   /// Before from_dir/from_name is renamed to to_dir/to_name: protects a replaced target
   /// (protect_remove), both directories' attributes, and records the rename.
   std::error_code protect_rename(const fs::object& from_dir, std::string_view from_name,
                                  const fs::object& to_dir, std::string_view to_name);
 
-  /// After a rollback, `release` runs (once): it undoes state the transaction made outside
-  /// the export, e.g. the open state of an OPEN inside it.
+  /// Planning a COMPOUND (txn/planner.hpp): protect_* calls between begin_plan() and
+  /// end_plan() write their records and backups without syncing and remember them for the
+  /// operation that makes the change; end_plan() makes them durable (one barrier). Planned
+  /// records whose operation never runs undo nothing (every undo step tolerates a change
+  /// that did not happen). Planned records are kept for this COMPOUND only.
+  void begin_plan() { planning_ = true; }
+  std::error_code end_plan();
+  /// Whether this transaction created `obj` (by an OPEN or CREATE that succeeded in it).
+  bool made_here(const fs::object& obj) const;
+
+  /// After a rollback, `release` runs (once; the latest first): it undoes state the
+  /// transaction made outside the export, e.g. the open state of an OPEN or the lock state
+  /// of a LOCK inside it.
   void on_rollback(std::function<void()> release) { releases_.push_back(std::move(release)); }
+
+  /// The client's name of it (VNFS_TXN's txnid).
+  std::uint64_t client_txnid() const noexcept { return client_txnid_; }
 
   /// Its lock owner (age stamp) in manager::locks().
   std::uint64_t lock_owner() const noexcept { return owner_; }
 
-  /// Records in the journal so far (a COMPOUND that changed something added some).
-  std::size_t records() const noexcept { return records_.size(); }
+  /// How many records the operations that ran so far needed (a COMPOUND that changed
+  /// something added some; planned records count once their operation runs).
+  std::size_t changes() const noexcept { return changes_; }
 
-  /// A crash-injection point after an operation (manager::crash_point).
-  void after_operation();
+  /// After an operation of the transaction ran: `current` is the current object if it
+  /// succeeded (null if it failed). Notes the object a protected create made. A
+  /// crash-injection point.
+  void after_operation(const fs::object* current);
+  /// The COMPOUND ended: planned records not taken over are forgotten.
+  void end_compound() { planned_.clear(); }
 
-  /// Makes every change durable and then the commit record; removes the backups. An error
-  /// means the commit record was not written: the caller rolls back.
+  /// Makes every change durable (fsync of each object changed) and then the commit record;
+  /// records the outcome; removes the backups. An error means the commit record was not
+  /// written: the caller rolls back.
   std::error_code commit();
-  /// Undoes everything in reverse order and removes the journal. Fail-stop: if an undo
-  /// step fails, the process exits so that recovery retries with the journal at start-up.
-  void rollback();
+  /// Undoes everything in reverse order, records the outcome (aborted, unless
+  /// `record_outcome` is false) and removes the journal. Fail-stop: if an undo step fails,
+  /// the process exits so that recovery retries with the journal at start-up.
+  void rollback(bool record_outcome = true);
 
  private:
+  using obj_key = std::pair<std::uint64_t, std::uint64_t>;  // device, inode
   std::error_code append(const record& r);
-  /// Filehandle and first-seen attributes of `obj`; records rec_attrs the first time.
-  std::error_code remember(const fs::object& obj, std::vector<std::byte>& fh, saved_attrs* first = nullptr);
+  /// Makes every record appended so far durable, after the backups they name: fdatasync
+  /// of the data file, fsync of the state directory (new graves, the journal's own entry),
+  /// then the journal's write and fdatasync. A crash-injection point after it.
+  std::error_code barrier();
+  /// protect_*'s end: a barrier, unless planning.
+  std::error_code done_protecting() { return planning_ ? std::error_code{} : barrier(); }
+  /// Filehandle of `obj` (key `k`); records its attributes the first time (rec_attrs),
+  /// unless this transaction created it; `first` receives them.
+  std::error_code remember(const fs::object& obj, const obj_key& k, std::vector<std::byte>& fh,
+                           saved_attrs* first = nullptr);
+  /// Notes that an operation changes `obj` (commit fsyncs it). Not while planning.
+  std::error_code note_changed(const fs::object& obj, const obj_key& k);
+  /// An operation's protect_* with claim key `ck`: true if planned (taken over, counted
+  /// as a change). While planning: true if already planned (nothing to do twice).
+  bool claim(const std::string& ck);
+  /// While planning: the records appended from `first` on belong to claim key `ck`.
+  void plan(const std::string& ck, std::size_t first);
+  void count(std::size_t record_index);
+  std::error_code protect_create(const fs::object& dir, std::string_view name, bool makes_object);
+  /// fsyncs every object in changed_ (commit).
+  std::error_code sync_changed();
 
   manager& m_;
   std::uint64_t owner_;
   std::string prefix_;
+  std::uint64_t client_txnid_;
   journal_writer journal_;
   fs::unique_fd data_;          ///< range backups, appended at 4 KiB-aligned offsets
   std::uint64_t data_size_ = 0;
   std::uint64_t backup_bytes_ = 0;
   unsigned graves_ = 0;
+  bool data_unsynced_ = false;   ///< backups written since the last barrier
+  bool names_unsynced_ = true;   ///< state directory entries made since the last barrier
   std::vector<record> records_;  ///< what the journal holds, for rollback
-  /// Objects whose attributes are saved: (device, inode) → index of their rec_attrs.
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> saved_;
+  std::vector<bool> counted_;    ///< per record: counted in changes_
+  std::size_t changes_ = 0;
+  /// Objects whose attributes are saved: key → index of their rec_attrs.
+  std::map<obj_key, std::size_t> saved_;
+  std::set<obj_key> created_;                            ///< made by this transaction
+  std::map<obj_key, std::vector<std::byte>> changed_;    ///< fsynced at commit (by filehandle)
+  bool planning_ = false;
+  std::map<std::string, std::size_t> planned_;  ///< claim key → its first record (npos: none)
+  bool creating_ = false;  ///< the running operation's protect_create found the name free
   std::vector<std::function<void()>> releases_;  ///< on_rollback()
   bool done_ = false;
 };

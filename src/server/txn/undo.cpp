@@ -8,6 +8,8 @@
 #include <array>
 #include <cerrno>
 #include <map>
+#include <string>
+#include <string_view>
 
 #include "server/fs/attributes.hpp"
 #include "server/fs/detail.hpp"
@@ -38,6 +40,34 @@ fs::setattr_args restore_args(const saved_attrs& a, bool with_size) {
   return s;
 }
 
+/// Removes `name` from the directory `dirfd` and, if it is a directory, everything in it
+/// (only what the transaction created: nobody else could reach it). ENOENT counts as done.
+std::error_code remove_created(int dirfd, const char* name, int depth = 0) {
+  if (::unlinkat(dirfd, name, 0) == 0 || errno == ENOENT) return {};
+  if (errno != EISDIR && errno != EPERM) return last_error();
+  if (::unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) return {};
+  if ((errno != ENOTEMPTY && errno != EEXIST) || depth > 4096) return last_error();
+  const int fd = ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return last_error();
+  DIR* d = ::fdopendir(fd);
+  if (d == nullptr) {
+    ::close(fd);
+    return last_error();
+  }
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) {
+    std::string_view n = e->d_name;
+    if (n != "." && n != "..") names.emplace_back(n);
+  }
+  std::error_code ec;
+  for (const std::string& n : names)
+    if ((ec = remove_created(::dirfd(d), n.c_str(), depth + 1))) break;
+  ::closedir(d);
+  if (ec) return ec;
+  if (::unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) return {};
+  return last_error();
+}
+
 /// Directories an undo made again (rec_rmdir), by the filehandle of the one removed.
 using remade_dirs = std::map<std::vector<std::byte>, fs::object>;
 
@@ -66,10 +96,7 @@ std::error_code undo_one(const fs::export_root& exp, int state_fd, int data_fd, 
   if (const auto* r = std::get_if<rec_created>(&rec)) {
     fs::object dir = resolve(r->dir);
     if (ec) return is_gone(ec) ? std::error_code{} : ec;
-    if (::unlinkat(dir.fd(), r->name.c_str(), 0) == 0 || errno == ENOENT) return {};
-    if (errno != EISDIR && errno != EPERM) return last_error();
-    if (::unlinkat(dir.fd(), r->name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT) return {};
-    return last_error();
+    return remove_created(dir.fd(), r->name.c_str());
   }
   if (const auto* r = std::get_if<rec_removed>(&rec)) {
     fs::object dir = resolve(r->dir);
@@ -149,10 +176,10 @@ std::error_code undo(const fs::export_root& exp, int state_fd, int data_fd,
   return {};
 }
 
-std::error_code finish(int state_fd, const std::string& prefix, const std::string& journal,
+std::error_code finish(int state_fd, const std::string& prefix, const std::string& journal, bool undone,
                        const std::function<void()>& between) {
   fs::scoped_fs_root as_root;
-  if (::syncfs(state_fd) != 0) return last_error();
+  if (undone && ::syncfs(state_fd) != 0) return last_error();
   std::vector<std::string> names;
   {
     int fd = ::openat(state_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -173,7 +200,9 @@ std::error_code finish(int state_fd, const std::string& prefix, const std::strin
     if (::unlinkat(state_fd, n.c_str(), 0) != 0 && errno != ENOENT) return last_error();
   if (between) between();
   if (::unlinkat(state_fd, journal.c_str(), 0) != 0 && errno != ENOENT) return last_error();
-  if (::fsync(state_fd) != 0) return last_error();
+  // An undone journal must not come back: undone again, it could undo what others changed
+  // since. A committed one may (recovery only removes it again).
+  if (undone && ::fsync(state_fd) != 0) return last_error();
   return {};
 }
 

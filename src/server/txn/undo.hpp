@@ -12,7 +12,8 @@
 
 namespace vnfs::server::txn {
 
-/// Undoes `records` (a journal without rec_commit) in reverse order. Each step tolerates
+/// Undoes `records` (a journal without rec_commit) in reverse order. A created name that
+/// is a directory is removed with everything in it (all of it made by the transaction). Each step tolerates
 /// that the change it undoes was never made (the crash came between record and change),
 /// so running it twice is harmless. Objects are found by their filehandles; an object that
 /// no longer exists (created by this transaction and already removed by an earlier undo
@@ -21,12 +22,15 @@ namespace vnfs::server::txn {
 std::error_code undo(const fs::export_root& exp, int state_fd, int data_fd,
                      const std::vector<record>& records);
 
-/// After commit or undo: syncs the export's file system (so what was done or undone is on
-/// stable storage before the journal goes), then removes the transaction's files from the
-/// state directory (every entry whose name starts with `prefix`, journal last) and syncs
-/// the directory. `between` runs after the other files are gone and before the journal
-/// goes (a crash-injection point).
-std::error_code finish(int state_fd, const std::string& prefix, const std::string& journal,
+/// After commit or undo: removes the transaction's files from the state directory (every
+/// entry whose name starts with `prefix`, journal last). After an undo (`undone`) it first
+/// syncs the export's file system, so that what was undone is on stable storage before the
+/// journal goes, and makes the removal durable (fsync of the directory): an undone journal
+/// must not come back. A committed one (whose commit made its changes durable object by
+/// object before the commit record) may come back after a crash: recovery removes it again.
+/// `between` runs after the other files are gone and before the journal goes (a
+/// crash-injection point).
+std::error_code finish(int state_fd, const std::string& prefix, const std::string& journal, bool undone,
                        const std::function<void()>& between = {});
 
 /// Copies `length` bytes from fd `src` at src_offset to fd `dst` at dst_offset

@@ -1,0 +1,229 @@
+#include "server/txn/planner.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <set>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "server/fs/directory.hpp"
+#include "server/ops/attribute_codec.hpp"
+#include "server/txn/manager.hpp"
+#include "server/txn/op_locks.hpp"
+#include "server/txn/transaction.hpp"
+
+namespace vnfs::server::txn {
+
+namespace {
+
+using nfs4::nfs_argop4;
+
+/// What a filehandle of the simulated COMPOUND refers to: an existing object, or one made
+/// by this transaction (possibly by an operation of this COMPOUND that has not run: then
+/// `obj` is empty). Everything inside a directory the transaction made is its own too.
+struct sim_fh {
+  fs::object obj;
+  bool made = false;
+  bool set = false;
+};
+
+/// A component the operation will accept (check_component's rules, without the hidden
+/// names, which plan() checks with the manager).
+bool plain_name(const std::string& n) {
+  return !n.empty() && n.size() <= 255 && n != "." && n != ".." && n.find('/') == std::string::npos &&
+         n.find('\0') == std::string::npos;
+}
+
+class planner {
+ public:
+  planner(transaction& t, const compound_context& ctx) : t_(t), sim_(ctx.server, ctx.who), m_(ctx.server.txns) {
+    sim_.clientid = ctx.clientid;
+  }
+
+  /// Plans one operation; false: stop here.
+  bool step(const nfs_argop4& op) {
+    return std::visit([&](const auto& a) { return on(a); }, op);
+  }
+
+ private:
+  template <class T>
+  bool on(const T&) {
+    using nfs4::GETATTR4args, nfs4::GETFH4args, nfs4::ACCESS4args, nfs4::VERIFY4args, nfs4::NVERIFY4args,
+        nfs4::READ4args, nfs4::READLINK4args, nfs4::READDIR4args, nfs4::CLOSE4args, nfs4::COMMIT4args;
+    // Operations that change nothing in the export and keep the current filehandle.
+    return std::is_same_v<T, GETATTR4args> || std::is_same_v<T, GETFH4args> || std::is_same_v<T, ACCESS4args> ||
+           std::is_same_v<T, VERIFY4args> || std::is_same_v<T, NVERIFY4args> || std::is_same_v<T, READ4args> ||
+           std::is_same_v<T, READLINK4args> || std::is_same_v<T, READDIR4args> || std::is_same_v<T, CLOSE4args> ||
+           std::is_same_v<T, COMMIT4args>;
+  }
+  bool on(const nfs4::PUTFH4args& a) {
+    std::error_code ec;
+    fs::object obj = sim_.server.exp.resolve(a.object, ec);
+    if (ec) return false;
+    return set_current(std::move(obj));
+  }
+  bool on(const nfs4::PUTROOTFH4args&) { return put_root(); }
+  bool on(const nfs4::PUTPUBFH4args&) { return put_root(); }
+  bool on(const nfs4::SAVEFH4args&) {
+    if (!cur_.set) return false;
+    return copy(cur_, saved_);
+  }
+  bool on(const nfs4::RESTOREFH4args&) {
+    if (!saved_.set) return false;
+    return copy(saved_, cur_);
+  }
+  bool on(const nfs4::LOOKUP4args& a) {
+    if (!cur_.set || !plain_name(a.objname)) return false;
+    if (cur_.made) return made_object();
+    if (!cur_.obj.is_directory() || touched(cur_.obj, a.objname) || m_.hidden(cur_.obj, a.objname)) return false;
+    std::error_code ec;
+    fs::object obj = fs::lookup(cur_.obj, a.objname, ec);
+    if (ec) return false;
+    return set_current(std::move(obj));
+  }
+  bool on(const nfs4::WRITE4args& a) {
+    if (!cur_.set) return false;
+    if (cur_.made) return true;
+    if (cur_.obj.type() != fs::file_type::regular) return false;
+    return lock(a) && !t_.protect_data(cur_.obj, a.offset, a.data.size());
+  }
+  bool on(const nfs4::SETATTR4args& a) {
+    if (!cur_.set) return false;
+    if (cur_.made) return true;
+    fs::setattr_args sa;
+    nfs4::bitmap4 bits;
+    if (to_setattr_args(a.obj_attributes, sa, bits) != nfs4::nfsstat4::NFS4_OK) return false;
+    if (!lock(a)) return false;
+    return sa.size ? !t_.protect_data(cur_.obj, *sa.size, UINT64_MAX) : !t_.protect_attrs(cur_.obj);
+  }
+  bool on(const nfs4::OPEN4args& a) {
+    if (!cur_.set || a.claim.claim != nfs4::open_claim_type4::CLAIM_NULL || !plain_name(a.claim.file)) return false;
+    const bool create = a.openhow.opentype == nfs4::opentype4::OPEN4_CREATE;
+    if (cur_.made) return made_object();
+    if (!named_change_ok(cur_.obj, a.claim.file) || !lock(a)) return false;
+    std::error_code ec;
+    fs::object file = fs::lookup(cur_.obj, a.claim.file, ec);
+    if (ec) {
+      if (!create || ec != std::error_code(ENOENT, std::system_category())) return false;
+      if (t_.protect_create(cur_.obj, a.claim.file)) return false;
+      touch(cur_.obj, a.claim.file);
+      return made_object();
+    }
+    if (file.type() != fs::file_type::regular) return false;
+    if (create) {
+      // An existing file: UNCHECKED4 with a size of 0 truncates it; other modes fail or
+      // replay an exclusive create, which the operation sorts out itself.
+      if (a.openhow.how.mode != nfs4::createmode4::UNCHECKED4) return false;
+      fs::setattr_args sa;
+      nfs4::bitmap4 bits;
+      if (to_setattr_args(a.openhow.how.createattrs, sa, bits) != nfs4::nfsstat4::NFS4_OK) return false;
+      if (sa.size && *sa.size == 0 && t_.protect_data(file, 0, UINT64_MAX)) return false;
+    }
+    touch(cur_.obj, a.claim.file);
+    return set_current(std::move(file));
+  }
+  bool on(const nfs4::CREATE4args& a) {
+    if (!cur_.set || !plain_name(a.objname)) return false;
+    if (cur_.made) return made_object();
+    if (!named_change_ok(cur_.obj, a.objname) || !lock(a)) return false;
+    struct ::stat st {};
+    if (::fstatat(cur_.obj.fd(), a.objname.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return false;  // it fails
+    if (t_.protect_create(cur_.obj, a.objname)) return false;
+    touch(cur_.obj, a.objname);
+    return made_object();
+  }
+  bool on(const nfs4::REMOVE4args& a) {
+    if (!cur_.set || !plain_name(a.target)) return false;
+    if (cur_.made) return true;
+    if (!named_change_ok(cur_.obj, a.target) || !lock(a) || t_.protect_remove(cur_.obj, a.target)) return false;
+    touch(cur_.obj, a.target);
+    return true;
+  }
+  bool on(const nfs4::RENAME4args& a) {
+    if (!cur_.set || !saved_.set || cur_.made || saved_.made || !plain_name(a.oldname) || !plain_name(a.newname))
+      return false;
+    if (!named_change_ok(saved_.obj, a.oldname) || !named_change_ok(cur_.obj, a.newname)) return false;
+    if (!lock(a)) return false;
+    // Only a rename that will find its source: the undo of a rename record moves the
+    // target back to the source's name when that is free, which is right only if the
+    // source existed.
+    std::error_code ec;
+    if (fs::lookup(saved_.obj, a.oldname, ec); ec) return false;
+    if (t_.protect_rename(saved_.obj, a.oldname, cur_.obj, a.newname)) return false;
+    touch(saved_.obj, a.oldname);
+    touch(cur_.obj, a.newname);
+    return true;
+  }
+
+  bool put_root() {
+    std::error_code ec;
+    fs::object root = sim_.server.exp.root().clone(ec);
+    return !ec && set_current(std::move(root));
+  }
+  bool set_current(fs::object obj) {
+    cur_.made = t_.made_here(obj);
+    cur_.obj = std::move(obj);
+    cur_.set = true;
+    return true;
+  }
+  bool made_object() {
+    cur_.obj = fs::object();
+    cur_.made = cur_.set = true;
+    return true;
+  }
+  static bool copy(const sim_fh& from, sim_fh& to) {
+    std::error_code ec;
+    to.obj = from.obj ? from.obj.clone(ec) : fs::object();
+    to.made = from.made;
+    to.set = from.set;
+    return !ec;
+  }
+  /// A name in an existing directory that the operation may change: not hidden, and not
+  /// changed by an operation planned before (its state then depends on that one running).
+  bool named_change_ok(const fs::object& dir, const std::string& name) {
+    return dir.is_directory() && !m_.hidden(dir, name) && !touched(dir, name);
+  }
+  static std::pair<std::uint64_t, std::uint64_t> key(const fs::object& o) {
+    struct ::stat st {};
+    if (::fstat(o.fd(), &st) != 0) return {0, 0};
+    return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+  }
+  bool touched(const fs::object& dir, const std::string& name) const {
+    return touched_.contains({key(dir), name});
+  }
+  void touch(const fs::object& dir, const std::string& name) { touched_.insert({key(dir), name}); }
+  /// The locks the operation will take, taken now (a transaction keeps them to its end).
+  template <class T>
+  bool lock(const T& a) {
+    sim_.current.obj = cur_.obj ? cur_.obj.clone(ec_) : fs::object();
+    sim_.saved.obj = saved_.obj ? saved_.obj.clone(ec_) : fs::object();
+    if (ec_) return false;
+    std::vector<lock_request> reqs;
+    op_locks(nfs_argop4{a}, sim_, true, reqs);
+    return reqs.empty() || m_.lock(t_, reqs) == nfs4::nfsstat4::NFS4_OK;
+  }
+
+  transaction& t_;
+  compound_context sim_;  ///< for op_locks: the simulated current and saved objects
+  manager& m_;
+  sim_fh cur_, saved_;
+  std::set<std::pair<std::pair<std::uint64_t, std::uint64_t>, std::string>> touched_;
+  std::error_code ec_;
+};
+
+}  // namespace
+
+void plan(transaction& t, const compound_context& ctx, std::span<const nfs_argop4> ops) {
+  t.begin_plan();
+  {
+    planner p(t, ctx);
+    for (const nfs_argop4& op : ops)
+      if (!p.step(op)) break;
+  }
+  (void)t.end_plan();
+}
+
+}  // namespace vnfs::server::txn

@@ -1,0 +1,29 @@
+// vnfsd transactions: the look-ahead over a transactional COMPOUND that makes the undo
+// records of all its changes durable together, with one barrier, before the first of them
+// runs (docs/transactions.md, "Durability: the order of things").
+#pragma once
+
+#include <span>
+
+#include "server/compound_context.hpp"
+#include "vnfs/nfs4/compound.hpp"
+
+namespace vnfs::server::txn {
+
+class transaction;
+
+/// Called after VNFS_TXN, before the operations `ops` (the rest of the COMPOUND) run in
+/// `t`, with `ctx` as they will start (no current filehandle). Follows the current and
+/// saved filehandles through PUTFH, PUTROOTFH, LOOKUP, SAVEFH, RESTOREFH and the objects
+/// that OPEN and CREATE make, and for each WRITE, SETATTR, OPEN (create, truncate), CREATE,
+/// REMOVE and RENAME takes the locks the operation will take and protects its change
+/// (t.protect_* while planning): nothing for objects the transaction made. It stops at the
+/// first operation whose objects it cannot tell without running the operations before it
+/// (a name changed earlier in the COMPOUND, LINK, COPY, a lookup that fails, a lock the
+/// transaction must die for): that operation and the rest protect themselves as they run,
+/// each with its own barrier. Then one barrier makes everything planned durable. Planning
+/// changes nothing in the export. A barrier that fails is left to the first operation's
+/// own protect_* (which fails, and the transaction rolls back).
+void plan(transaction& t, const compound_context& ctx, std::span<const nfs4::nfs_argop4> ops);
+
+}  // namespace vnfs::server::txn
