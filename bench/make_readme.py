@@ -519,7 +519,11 @@ def round2(res, w):
           "within 1.5 x GNU cp.\n")
         w("| | vnfs s | GNU cp s (same run) | vnfs / cp | system calls | of which futex |")
         w("|---|---|---|---|---|---|")
-        for label, doc in (("before", lc0), ("after", lc)):
+        shm, shm0 = load(os.path.join(res, "local_copy-shm.json")), load(os.path.join(res, "local_copy-shm-before.json"))
+        rows = [("before, disk", lc0), ("after, disk", lc)]
+        if shm and shm0:  # LOCAL_COPY_DIR=/dev/shm: the same copies with the disk left out
+            rows += [("before, tmpfs", shm0), ("after, tmpfs", shm)]
+        for label, doc in rows:
             sc = doc.get("vnfs_syscalls") or {}
             w(f"| {label} | {doc['vnfs_median']:.3f} | {doc['cp_median']:.3f} | {doc['ratio']:.2f} | "
               f"{sum(sc.values()) if sc else '-'} | {sc.get('futex', '-')} |")
