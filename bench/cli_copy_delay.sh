@@ -54,14 +54,14 @@ vport=$(sed -n 's/^vnfsd listening on tcp:\/\/127\.0\.0\.1:\([0-9]*\)$/\1/p' "$w
 [ -n "$vport" ] || { echo "cli_copy_delay: vnfsd did not start" >&2; exit 1; }
 for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$gport) 2>/dev/null && break; sleep 0.1; done
 
-proxy() {  # NAME TARGET_PORT: starts a proxy, prints its port
+proxy() {  # NAME TARGET_PORT: starts a proxy (its pid in pids); its port in proxy_port
   build/default/tools/vnfs-netdelay --listen 127.0.0.1:0 --to "127.0.0.1:$2" --delay-ms "$delay" > "$work/proxy-$1.out" &
   pids+=($!)
-  for _ in $(seq 100); do grep -q '^netdelay listening' "$work/proxy-$1.out" && break; sleep 0.1; done
-  sed -n 's/^netdelay listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/proxy-$1.out"
+  for _ in $(seq 100); do grep -qs '^netdelay listening' "$work/proxy-$1.out" && break; sleep 0.1; done
+  proxy_port=$(sed -n 's/^netdelay listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/proxy-$1.out")
 }
-vproxy=$(proxy vnfsd "$vport")
-gproxy=$(proxy ganesha "$gport")
+proxy vnfsd "$vport"; vproxy=$proxy_port
+proxy ganesha "$gport"; gproxy=$proxy_port
 [ -n "$vproxy" ] && [ -n "$gproxy" ] || { echo "cli_copy_delay: a proxy did not start" >&2; exit 1; }
 
 now() { date +%s.%N; }

@@ -7,6 +7,7 @@
 # Writes bench/results/local_copy.json (or OUT).
 # Usage: bash bench/local_copy.sh [OUT] [RUNS]   (default 11 runs)
 #   VNFS_BIN: another vnfs binary (e.g. of an earlier build) instead of build/default's.
+#   LOCAL_COPY_DIR: where the trees go (default /tmp; e.g. /dev/shm leaves the disk out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench/results/local_copy.json}
@@ -17,7 +18,7 @@ if [ -z "${VNFS_BIN:-}" ]; then
 fi
 vnfs=${VNFS_BIN:-build/default/tools/vnfs}
 
-work=$(mktemp -d /tmp/vnfs-local-copy.XXXXXX)
+work=$(mktemp -d "${LOCAL_COPY_DIR:-/tmp}/vnfs-local-copy.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/src/d"
 for i in $(seq -w 1 1000); do head -c 1024 /dev/urandom > "$work/src/d/f0$i"; done
@@ -26,7 +27,6 @@ now() { date +%s.%N; }
 vnfs_s=() cp_s=()
 for run in $(seq "$runs"); do
   rm -rf "$work/vnfs_dst" "$work/cp_dst"
-  sync
   t0=$(now); "$vnfs" cp -r "file://$work/src" "file://$work/vnfs_dst"; t1=$(now)
   vnfs_s+=("$(awk "BEGIN{print $t1 - $t0}")")
   t0=$(now); cp -r "$work/src" "$work/cp_dst"; t1=$(now)

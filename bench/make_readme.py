@@ -451,9 +451,10 @@ def round2(res, w):
     one, one0 = load(os.path.join(res, "cli_single.json")), load(os.path.join(res, "cli_single-before.json"))
     srv, srv0 = load(os.path.join(res, "cli_servers.json")), load(os.path.join(res, "cli_servers-before.json"))
     lc, lc0 = load(os.path.join(res, "local_copy.json")), load(os.path.join(res, "local_copy-before.json"))
+    cd, cd0 = load(os.path.join(res, "cli_copy_delay.json")), load(os.path.join(res, "cli_copy_delay-before.json"))
     ex = load(os.path.join(res, "vnfs_experiments.json")) or {}
     rerun = next((r for r in ex.get("reruns", []) if {"figure": "6", "server": "ganesha"} in r["pairs"]), None)
-    if not (cr and cr0) and not (one and one0) and not (srv and srv0) and not (lc and lc0) and not rerun:
+    if not (cr and cr0) and not (one and one0) and not (srv and srv0) and not (lc and lc0) and not cd and not rerun:
         return
     w("## Issue 18: before and after\n")
     if rerun:
@@ -541,10 +542,43 @@ def round2(res, w):
           "within 1.5 x GNU cp.\n")
         w("| | vnfs s | GNU cp s (same run) | vnfs / cp | system calls | of which futex |")
         w("|---|---|---|---|---|---|")
-        for label, doc in (("before", lc0), ("after", lc)):
+        shm, shm0 = load(os.path.join(res, "local_copy-shm.json")), load(os.path.join(res, "local_copy-shm-before.json"))
+        rows = [("before, disk", lc0), ("after, disk", lc)]
+        if shm and shm0:  # LOCAL_COPY_DIR=/dev/shm: the same copies with the disk left out
+            rows += [("before, tmpfs", shm0), ("after, tmpfs", shm)]
+        for label, doc in rows:
             sc = doc.get("vnfs_syscalls") or {}
             w(f"| {label} | {doc['vnfs_median']:.3f} | {doc['cp_median']:.3f} | {doc['ratio']:.2f} | "
               f"{sum(sc.values()) if sc else '-'} | {sc.get('futex', '-')} |")
+        w("")
+    if cd:
+        libnfs = load(os.path.join(res, f"libnfs_baseline-netdelay-{cd['delay_ms']:g}.json"))
+        ph = {q["phase"]: q for q in libnfs["phases"]} if libnfs else {}
+        lib_s = ph["copy"]["median_seconds"] if "copy" in ph and libnfs["parameters"]["files"] == cd["files"] else None
+        w(f"`vnfs cp -r` between local disk and a server, 1,000 x 1 KiB files in one directory, both ways, through "
+          f"vnfs-netdelay at {2 * cd['delay_ms']:g} ms RTT and with no proxy (0 ms): whole `vnfs --stats` processes "
+          f"timed by the wall clock, medians (`bash bench/cli_copy_delay.sh`; before: `VNFS_BIN=OLD/vnfs bash "
+          f"bench/cli_copy_delay.sh bench/results/cli_copy_delay-before.json`). libnfs: its copy phase from the same "
+          f"Ganesha at the same delay (`bash bench/baseline_netns.sh --delays {cd['delay_ms']:g} --files 1000 --repeat 3`"
+          f"{', ' + format(lib_s, '.2f') + ' s' if lib_s else ', not in this run'}). The goal: >= 120 x libnfs.\n")
+        w("| server | RTT ms | direction | before s | after s (COMPOUNDs) | libnfs s / after s |")
+        w("|---|---|---|---|---|---|")
+        def runs(doc, server, rtt, direction):
+            return [r for r in (doc or {}).get("results", [])
+                    if (r["server"], r["rtt_ms"], r["direction"]) == (server, rtt, direction)]
+        keys = []
+        for r in cd["results"]:
+            k = (r["server"], r["rtt_ms"], r["direction"])
+            if k not in keys:
+                keys.append(k)
+        for k in keys:
+            after = runs(cd, *k)
+            before = runs(cd0, *k)
+            a = statistics.median(r["wall_seconds"] for r in after)
+            b = f"{statistics.median(r['wall_seconds'] for r in before):.3f}" if before else "-"
+            comps = statistics.median(r["stats"]["compounds"] for r in after)
+            ratio = f"{fx(lib_s / a)}" if lib_s and k[1] > 0 else "-"
+            w(f"| {k[0]} | {k[1]:g} | {k[2].replace('_', ' ')} | {b} | {a:.3f} ({comps:g}) | {ratio} |")
         w("")
 
 
