@@ -1,25 +1,50 @@
 #!/usr/bin/env bash
 # Refreshes the fuzzers' seed corpora (tests/fuzz/corpus/NAME) from real traffic: runs
 # test_fuzz_corpus_traffic (a vnfs client's work against vnfsd, recorded through a proxy)
-# with VNFS_FUZZ_SEED_DIR, then keeps at most KEEP seeds per harness, the smallest first, so
-# the repository stays small. The RPC-over-RDMA seeds come from
-# tests/fuzz/rdma_header_seeds.py instead (the proxy sees no RDMA traffic).
+# with VNFS_FUZZ_SEED_DIR, then keeps, per harness the recording feeds, the smallest inputs
+# that cover the same features:
+# - libFuzzer's -merge=1 of the recorded inputs into a directory that holds only the
+#   harness's regression inputs (regression-*) keeps an input only when it adds coverage
+#   features to those and to the inputs kept before it, trying the smallest first;
+# - of what it keeps, the smallest first while their total stays within CAP bytes per
+#   harness (default 32768), so the repository stays small whatever the client sends.
+# Regression inputs always stay (they are not counted against CAP); recorded seeds are
+# replaced. The RPC-over-RDMA header seeds come from tests/fuzz/rdma_header_seeds.py and the
+# other harnesses' seeds are made by hand: this script leaves them alone.
 #
-# Usage: bash scripts/refresh_fuzz_corpus.sh [KEEP]   (after a default-preset build)
+# Usage: bash scripts/refresh_fuzz_corpus.sh [CAP]   (after default- and fuzz-preset builds,
+#        under the machine's CPU lock: /work/bin/locked bash scripts/refresh_fuzz_corpus.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-keep=${1:-40}
-bin=build/default/tests/fuzz_corpus/test_fuzz_corpus_traffic
-[[ -x $bin ]] || { echo "refresh_fuzz_corpus: build first: cmake --build --preset default --target test_fuzz_corpus_traffic" >&2; exit 1; }
+cap=${1:-32768}
+recorder=build/default/tests/fuzz_corpus/test_fuzz_corpus_traffic
+[[ -x $recorder ]] || { echo "refresh_fuzz_corpus: build first: cmake --build --preset default --target test_fuzz_corpus_traffic" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-VNFS_FUZZ_SEED_DIR=$tmp "$bin" >/dev/null
-for dir in "$tmp"/*/; do
+mkdir "$tmp/recorded"
+VNFS_FUZZ_SEED_DIR=$tmp/recorded "$recorder" >/dev/null
+for dir in "$tmp"/recorded/*/; do
   name=$(basename "$dir")
+  fuzzer=build/fuzz/tests/fuzz/fuzz_$name
+  [[ -x $fuzzer ]] || { echo "refresh_fuzz_corpus: build first: cmake --preset fuzz && cmake --build --preset fuzz" >&2; exit 1; }
   dst=tests/fuzz/corpus/$name
   mkdir -p "$dst"
-  # Regression inputs (named regression-*) stay; recorded seeds are replaced.
+  merged=$tmp/merged-$name
+  mkdir "$merged"
+  find "$dst" -type f -name 'regression-*' -exec cp {} "$merged/" \;
+  if ! "$fuzzer" -merge=1 "$merged" "$dir" > "$tmp/merge-$name.log" 2>&1; then
+    tail -n 20 "$tmp/merge-$name.log" >&2
+    echo "refresh_fuzz_corpus: $name: the merge failed" >&2
+    exit 1
+  fi
   find "$dst" -type f ! -name 'regression-*' -delete
-  ls -S -r "$dir" | head -n "$keep" | while read -r f; do cp "$dir/$f" "$dst/$f"; done
-  echo "refresh_fuzz_corpus: $name: $(ls "$dst" | wc -l) seeds"
+  total=0 kept=0
+  while read -r size f; do
+    (( total + size <= cap )) || break
+    cp "$merged/$f" "$dst/$f"
+    total=$(( total + size )) kept=$(( kept + 1 ))
+  done < <(find "$merged" -type f ! -name 'regression-*' -printf '%s %f\n' | sort -n)
+  echo "refresh_fuzz_corpus: $name: $kept of $(ls "$dir" | wc -l) recorded inputs kept ($total bytes," \
+       "$(find "$merged" -type f ! -name 'regression-*' | wc -l) after the merge)," \
+       "$(find "$dst" -type f -name 'regression-*' | wc -l) regression inputs"
 done
