@@ -461,7 +461,7 @@ def round2(res, w):
         w("Figure 6's vectorized calls against NFS-Ganesha, without delay: COMPOUNDs per call, before: the points "
           "of the full run above as first measured (the client packed under half of Ganesha's limit after a "
           f"refusal), after: re-measured on {rerun['date']} with the client that knows Ganesha's limit of 100 "
-          f"operations (`{rerun['command']}`, {rerun['seconds']:.0f} s, then `bench/replace_points.py`). "
+          f"operations (`{rerun['command']}`, {rerun['seconds']:.0f} s, then `python3 bench/replace_points.py bench/results/vnfs_experiments.json PART.json COMMAND`). "
           "The goal: as many COMPOUNDs as Ganesha's real limit requires.\n")
         w("| op | size | files | COMPOUNDs before | after | vnfsd's |")
         w("|---|---|---|---|---|---|")
