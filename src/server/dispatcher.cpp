@@ -253,7 +253,7 @@ void compound_run::after_plain(const nfs4::nfs_argop4& op, const nfs4::nfs_resop
     if (!ok) return;
     const nfs4::stateid4 sid = std::get<nfs4::OPEN4res>(r).resok4.stateid;
     std::error_code ec;
-    const file_key key = open_state_table::key_of(ctx_.current.obj.fd(), ec);
+    const file_key key = open_state_table::key_of(ctx_.current.obj, ec);
     if (o->openhow.opentype == nfs4::opentype4::OPEN4_CREATE || sid.seqid != 1 || ec) {
       changed_ = true;
       return;

@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include "support/test_session.hpp"
 #include "vnfs/nfs4/attributes.hpp"
@@ -79,4 +82,46 @@ TEST_CASE("vnfsd: AUTH_NONE acts as nobody") {
   test_session anon(srv, none);
   auto st = create_dir(srv, anon, "anonymous");
   CHECK(st.st_uid == 65534);
+}
+
+TEST_CASE("vnfsd: every READ is checked against its own caller, also after another caller's") {
+  test_server srv(server_kind::vnfsd);
+  ::chmod(srv.export_dir().c_str(), 0755);
+  const auto path = srv.export_dir() / "data";
+  std::ofstream(path) << "private";
+  REQUIRE(::chown(path.c_str(), 1234, 567) == 0);
+  REQUIRE(::chmod(path.c_str(), 0640) == 0);
+  test_session root(srv);
+  auto ops = root.path_ops("data");
+  ops.push_back(GETFH4args{});
+  auto got = root.compound(ops);
+  REQUIRE(got.status == nfsstat4::NFS4_OK);
+  const nfs_fh4 fh = result_at<GETFH4res>(got, got.resarray.size() - 1).resok4.object;
+
+  session_options owner_opts;
+  owner_opts.uid = 1234;
+  owner_opts.gid = 567;
+  test_session owner(srv, owner_opts);
+  session_options other_opts;
+  other_opts.uid = 999;
+  other_opts.gid = 999;
+  test_session other(srv, other_opts);
+  session_options member_opts = other_opts;
+  member_opts.gids = {567};
+  test_session member(srv, member_opts);
+  // PUTFH of the same handle: the same object of the server's handle cache each time.
+  auto read_as = [&](test_session& s) {
+    auto r = s.compound({PUTFH4args{fh}, READ4args{stateid4::anonymous(), 0, 100}});
+    return r.status == nfsstat4::NFS4_OK ? to_string(result_at<READ4res>(r, 2).resok4.data)
+                                         : std::string(nfs4::status_name(r.status));
+  };
+  const std::string denied(nfs4::status_name(nfsstat4::NFS4ERR_ACCESS));
+  CHECK(read_as(other) == denied);
+  CHECK(read_as(owner) == "private");
+  CHECK(read_as(other) == denied);
+  CHECK(read_as(member) == "private");
+  REQUIRE(::chmod(path.c_str(), 0600) == 0);
+  CHECK(read_as(member) == denied);
+  CHECK(read_as(owner) == "private");
+  CHECK(read_as(root) == "private");
 }

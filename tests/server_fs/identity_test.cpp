@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -129,6 +130,62 @@ TEST_CASE("a request identity gets the kernel's permission checks", "[fs][identi
   CHECK_FALSE(ec);
   auto y = lookup(locked, "yes", ec);
   CHECK(stat(y, ec).uid == 0);
+}
+
+TEST_CASE("a read through the descriptor an earlier caller kept is checked against its own caller",
+          "[fs][identity][io]") {
+  REQUIRE(::geteuid() == 0);
+  export_fixture f;
+  std::error_code ec;
+  auto made = create(f.exp.root(), "data", {.perm = 0640}, ec).file;
+  REQUIRE_FALSE(ec);
+  REQUIRE(write(made, 0, std::as_bytes(std::span("private", 7)), stability::unstable, ec) == 7);
+  setattr(made, {.uid = 1000, .gid = 2000}, ec);
+  REQUIRE_FALSE(ec);
+  const auto fh = f.exp.fh_of(made, ec);
+  REQUIRE_FALSE(ec);
+  object file = f.exp.resolve(fh, ec);  // the handle cache's object, shared by later resolves
+  REQUIRE_FALSE(ec);
+  std::byte buf[16];
+  auto read_as = [&](uid_t uid, gid_t gid, std::span<const gid_t> groups) {
+    scoped_identity id(uid, gid, groups);
+    object o = f.exp.resolve(fh, ec);
+    REQUIRE_FALSE(ec);
+    return read(o, 0, buf, ec).count;
+  };
+  const gid_t none[] = {4242};
+  const gid_t member[] = {2000};
+
+  // A refused open keeps nothing.
+  CHECK(read_as(3000, 3000, none) == 0);
+  CHECK(ec == sys(EACCES));
+  CHECK(file.kept_reader() == -1);
+  // The owner's read keeps its descriptor with the object; every clone shares it.
+  CHECK(read_as(1000, 1000, none) == 7);
+  CHECK_FALSE(ec);
+  CHECK(std::memcmp(buf, "private", 7) == 0);
+  const int kept = file.kept_reader();
+  CHECK(kept >= 0);
+  // Later callers read through it, each checked: others are refused, the group may read.
+  CHECK(read_as(3000, 3000, none) == 0);
+  CHECK(ec == sys(EACCES));
+  CHECK(read_as(3000, 3000, member) == 7);
+  CHECK_FALSE(ec);
+  // A change of mode counts at once.
+  setattr(file, {.mode = 0600}, ec);
+  REQUIRE_FALSE(ec);
+  CHECK(read_as(3000, 3000, member) == 0);
+  CHECK(ec == sys(EACCES));
+  CHECK(read_as(1000, 1000, none) == 7);
+  CHECK_FALSE(ec);
+  setattr(file, {.mode = 0000}, ec);
+  REQUIRE_FALSE(ec);
+  CHECK(read_as(1000, 1000, none) == 0);
+  CHECK(ec == sys(EACCES));
+  // Root keeps CAP_DAC_OVERRIDE.
+  CHECK(read(file, 0, buf, ec).count == 7);
+  CHECK_FALSE(ec);
+  CHECK(file.kept_reader() == kept);
 }
 
 TEST_CASE("the identity belongs to the calling thread only", "[fs][identity]") {

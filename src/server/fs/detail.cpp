@@ -1,5 +1,6 @@
 #include "server/fs/detail.hpp"
 
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -9,6 +10,10 @@ int statx_fd(int fd, unsigned mask, struct statx& st) noexcept {
   if (::statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT, mask, &st) != 0)
     return errno;
   return 0;
+}
+
+inode_id inode_of(const struct statx& st) noexcept {
+  return {static_cast<std::uint64_t>(makedev(st.stx_dev_major, st.stx_dev_minor)), st.stx_ino};
 }
 
 std::error_code require_regular(const object& obj) noexcept {

@@ -86,11 +86,6 @@ bool fd_path(int fd, std::string& out) {
   return true;
 }
 
-// One number for the device of a statx result (for handle_cache's inode keys).
-std::uint64_t device_of(const struct statx& st) {
-  return (std::uint64_t(st.stx_dev_major) << 32) | st.stx_dev_minor;
-}
-
 }  // namespace
 
 /// HMAC-SHA256 under the export's key, keyed once: each MAC starts from a copy of the keyed
@@ -234,8 +229,9 @@ object export_root::resolve(std::span<const std::byte> fh, std::error_code& ec) 
   }
   ec.clear();
   if (kept) return std::move(*kept);
-  object obj(std::move(fd), type);
-  handles_->insert(fh, obj, device_of(st), st.stx_ino);
+  const inode_id id = detail::inode_of(st);
+  object obj(std::move(fd), type, id);
+  handles_->insert(fh, obj, id.dev, id.ino);
   return obj;
 }
 
@@ -243,9 +239,10 @@ export_root::name_release export_root::before_unlinking(const object& dir, std::
   struct statx st {};
   const std::string n(name);
   if (::statx(dir.fd(), n.c_str(), AT_SYMLINK_NOFOLLOW | AT_STATX_SYNC_AS_STAT, STATX_INO, &st) != 0) return {};
+  const inode_id id = detail::inode_of(st);
   name_release r;
-  r.dev = device_of(st);
-  r.ino = st.stx_ino;
+  r.dev = id.dev;
+  r.ino = id.ino;
   r.valid = true;
   return r;
 }

@@ -71,10 +71,22 @@ bool overlapping(int in, std::uint64_t in_off, int out, std::uint64_t out_off, s
 }  // namespace
 
 read_result read_at(int fd, std::uint64_t offset, std::span<std::byte> buf, std::error_code& ec) {
+  // Each pread asks for one byte more than the buffer still holds, into `probe`: getting it
+  // says that the file goes on past the read, and not getting it that the read reached the
+  // end, so no fstat is needed to tell.
+  // No file goes past `limit`: a read that reaches it has nothing to probe, and ends the file.
   read_result res;
-  while (res.count < buf.size()) {
-    ssize_t r = ::pread(fd, buf.data() + res.count, buf.size() - res.count,
-                        static_cast<off_t>(offset + res.count));
+  constexpr std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<off_t>::max());
+  const bool to_limit = offset >= limit || buf.size() >= limit - offset;
+  if (offset >= limit) {
+    res.eof = true;
+    ec.clear();
+    return res;
+  }
+  std::byte probe;
+  for (;;) {
+    iovec iov[2] = {{buf.data() + res.count, buf.size() - res.count}, {&probe, 1}};
+    ssize_t r = ::preadv(fd, iov, to_limit ? 1 : 2, static_cast<off_t>(offset + res.count));
     if (r < 0) {
       if (errno == EINTR) continue;
       ec = detail::last_error();
@@ -84,11 +96,15 @@ read_result read_at(int fd, std::uint64_t offset, std::span<std::byte> buf, std:
       res.eof = true;
       break;
     }
+    if (static_cast<std::size_t>(r) > buf.size() - res.count) {
+      res.count = buf.size();
+      break;
+    }
     res.count += static_cast<std::size_t>(r);
-  }
-  if (!res.eof) {
-    struct stat st {};
-    if (::fstat(fd, &st) == 0) res.eof = offset + res.count >= static_cast<std::uint64_t>(st.st_size);
+    if (to_limit && res.count == buf.size()) {
+      res.eof = true;
+      break;
+    }
   }
   ec.clear();
   return res;
@@ -114,9 +130,21 @@ std::size_t write_at(int fd, std::int64_t offset, std::span<const std::byte> dat
 
 read_result read(const object& file, std::uint64_t offset, std::span<std::byte> buf,
                  std::error_code& ec) {
-  unique_fd fd(detail::open_data(file, O_RDONLY, ec));
-  if (!fd) return {};
-  return read_at(fd.get(), offset, buf, ec);
+  int fd = file.kept_reader();
+  if (fd >= 0) {
+    // The descriptor was opened by an earlier caller: this one is checked as open(2) would
+    // check it. AT_EACCESS makes the kernel use the thread's file-system identity (the
+    // caller's), not the process's real one.
+    if (::faccessat(file.fd(), "", R_OK, AT_EMPTY_PATH | AT_EACCESS) != 0) {
+      ec = detail::last_error();
+      return {};
+    }
+  } else {
+    unique_fd own(detail::open_data(file, O_RDONLY, ec));
+    if (!own) return {};
+    fd = file.keep_reader(std::move(own));
+  }
+  return read_at(fd, offset, buf, ec);
 }
 
 std::size_t write(const object& file, std::uint64_t offset, std::span<const std::byte> data,

@@ -1,8 +1,10 @@
 // vnfsd export file system: file data (read, write, append, sync, copy).
 //
-// Each call opens the object's inode for I/O afresh by re-opening its O_PATH descriptor
-// through /proc/self/fd (no open-file cache yet): the kernel checks access under the
-// calling thread's identity, and nothing is ever reached through a symlink. Only regular
+// A write opens the object's inode afresh by re-opening its O_PATH descriptor through
+// /proc/self/fd: the kernel checks access under the calling thread's identity, and nothing
+// is ever reached through a symlink. A read opens it so once per object and keeps that
+// descriptor with the object (object::keep_reader); every later read through it is
+// checked against its own caller with faccessat(R_OK), the permission check open(2) makes. Only regular
 // files carry data: a directory gives EISDIR, a symlink ELOOP, anything else
 // errc::wrong_type, before anything is opened.
 #pragma once
@@ -22,8 +24,8 @@ struct read_result {
   bool eof = false;       ///< the read reached the end of the file
 };
 
-/// Reads up to buf.size() bytes at `offset` (short only at end of file).
-/// Reads from an already open descriptor (pread loop until `buf` is full or end of file).
+/// Reads up to buf.size() bytes at `offset` (short only at end of file) from an already
+/// open descriptor; eof says whether the file ends at or before offset + count.
 read_result read_at(int fd, std::uint64_t offset, std::span<std::byte> buf, std::error_code& ec);
 /// Writes to an already open descriptor with pwritev2 and `rwf_flags` (RWF_DSYNC, RWF_SYNC,
 /// RWF_APPEND). With offset -1 and RWF_APPEND each call appends atomically.

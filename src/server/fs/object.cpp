@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "server/fs/detail.hpp"
 
@@ -19,7 +20,29 @@ file_type file_type_of(mode_t mode) noexcept {
   }
 }
 
-object::object(unique_fd fd, file_type type) : fd_(std::make_shared<const unique_fd>(std::move(fd))), type_(type) {}
+object::object(unique_fd fd, file_type type) : type_(type) {
+  auto n = std::make_shared<node>();
+  n->path = std::move(fd);
+  fd_ = std::move(n);
+}
+
+object::object(unique_fd fd, file_type type, inode_id id) : type_(type) {
+  auto n = std::make_shared<node>();
+  n->path = std::move(fd);
+  n->id = id;
+  fd_ = std::move(n);
+}
+
+object::node::~node() {
+  if (const int r = reader.load(std::memory_order_relaxed); r >= 0) ::close(r);
+}
+
+int object::keep_reader(unique_fd fd) const noexcept {
+  if (!fd_) return -1;
+  int expected = -1;
+  if (fd_->reader.compare_exchange_strong(expected, fd.get(), std::memory_order_acq_rel)) return fd.release();
+  return expected;  // another thread's descriptor won; ours closes here
+}
 
 object object::clone(std::error_code& ec) const {
   ec.clear();
@@ -30,12 +53,12 @@ object object::share() const noexcept { return *this; }
 
 object object::from_fd(unique_fd fd, std::error_code& ec) {
   struct statx st {};
-  if (int e = detail::statx_fd(fd.get(), STATX_TYPE, st)) {
+  if (int e = detail::statx_fd(fd.get(), STATX_TYPE | STATX_INO, st)) {
     ec = sys_error(e);
     return {};
   }
   ec.clear();
-  return object(std::move(fd), file_type_of(st.stx_mode));
+  return object(std::move(fd), file_type_of(st.stx_mode), detail::inode_of(st));
 }
 
 }  // namespace vnfs::server::fs

@@ -3,8 +3,10 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <system_error>
 
 #include "server/fs/unique_fd.hpp"
@@ -26,6 +28,12 @@ enum class file_type : std::uint8_t {
 /// The file_type of a st_mode / stx_mode value (S_IFMT bits). Unknown kinds map to regular.
 file_type file_type_of(mode_t mode) noexcept;
 
+/// Which inode an object is: the numbers fstat(2) gives as st_dev and st_ino.
+struct inode_id {
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+};
+
 /// One object of an export: an O_PATH descriptor plus its type. An O_PATH descriptor pins
 /// the inode, grants no access by itself and never follows a symlink (a symlink object
 /// refers to the link itself). Move-only and cheap to move; the descriptor may be used from
@@ -33,20 +41,33 @@ file_type file_type_of(mode_t mode) noexcept;
 /// share it: it is closed when the last of them goes.
 ///
 /// Objects are made by export_root (root(), resolve(), parent()) and by the directory
-/// operations; the public constructor is for those, and requires that `type` be the type
-/// of the inode `fd` refers to.
+/// operations; the public constructors are for those, and require that `type` (and `id`)
+/// be those of the inode `fd` refers to.
+///
+/// A regular file's object may also keep a descriptor open for reading its data (see
+/// fs::read): it is shared by the clones and closed with the O_PATH descriptor.
 class object {
  public:
   object() noexcept = default;
   /// Throws std::bad_alloc (the descriptor is closed then).
   object(unique_fd fd, file_type type);
+  object(unique_fd fd, file_type type, inode_id id);
   object(object&&) noexcept = default;
   object& operator=(object&&) noexcept = default;
 
-  int fd() const noexcept { return fd_ ? fd_->get() : -1; }
+  int fd() const noexcept { return fd_ ? fd_->path.get() : -1; }
   file_type type() const noexcept { return type_; }
   bool is_directory() const noexcept { return type_ == file_type::directory; }
-  explicit operator bool() const noexcept { return fd_ && *fd_; }
+  explicit operator bool() const noexcept { return fd_ && fd_->path; }
+  /// The inode's numbers when they were known at construction (no system call).
+  std::optional<inode_id> id() const noexcept { return fd_ ? fd_->id : std::nullopt; }
+
+  /// The descriptor kept open for reading the data, or -1 if none is kept yet.
+  int kept_reader() const noexcept { return fd_ ? fd_->reader.load(std::memory_order_acquire) : -1; }
+  /// Keeps `fd` (opened O_RDONLY on this object's inode) as that descriptor, unless another
+  /// thread kept one first: then `fd` is closed. Returns the descriptor kept, which lives as
+  /// long as the object's last clone.
+  int keep_reader(unique_fd fd) const noexcept;
 
   /// A second object for the same inode, sharing the descriptor (no system call), e.g. for
   /// SAVEFH. Never fails; `ec` is cleared.
@@ -61,7 +82,14 @@ class object {
  private:
   object(const object&) = default;  // share()
 
-  std::shared_ptr<const unique_fd> fd_;
+  struct node {
+    unique_fd path;                ///< O_PATH
+    std::optional<inode_id> id;
+    mutable std::atomic<int> reader{-1};  ///< kept_reader(), owned: closed by ~node
+    ~node();
+  };
+
+  std::shared_ptr<const node> fd_;
   file_type type_ = file_type::regular;
 };
 

@@ -58,7 +58,7 @@ nfsstat4 check_size_stateid(compound_context& ctx, const nfs4::stateid4& given,
   nfs4::stateid4 sid;
   if (nfsstat4 s = ctx.resolve_stateid(given, sid); s != ok) return s;
   std::error_code ec;
-  const file_key key = open_state_table::key_of(obj.fd(), ec);
+  const file_key key = open_state_table::key_of(obj, ec);
   if (ec) return to_nfsstat(ec);
   if (sid.is_invalid()) return nfsstat4::NFS4ERR_BAD_STATEID;
   if (sid.is_anonymous() || sid.is_bypass())

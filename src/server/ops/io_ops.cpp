@@ -9,8 +9,9 @@
 // locking is optional in RFC 8881 §9.1 and not implemented).
 //
 // Data path. An open stateid carries the descriptors OPEN opened (open_state_table), so
-// READ/WRITE do no open(2); the special stateids fall back to the fs layer, which opens per
-// call under the caller's identity. READ data goes into a buffer owned by a shared_ptr kept
+// READ/WRITE do no open(2); the special stateids fall back to the fs layer, which checks
+// each call against the caller's identity (a WRITE by opening the file, a READ by opening it
+// or, once an earlier READ kept a descriptor with the object, by faccessat). READ data goes into a buffer owned by a shared_ptr kept
 // alive in ctx.keepalive, and the result refers to it (no copy before the socket).
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -63,7 +64,7 @@ nfsstat4 validate_io(const compound_context& ctx, const held_fh& h, const nfs4::
   if (nfsstat4 st = ctx.resolve_stateid(in, sid); st != nfsstat4::NFS4_OK) return st;
   if (sid.is_invalid() || sid.is_current()) return nfsstat4::NFS4ERR_BAD_STATEID;
   std::error_code ec;
-  const file_key key = open_state_table::key_of(h.obj.fd(), ec);
+  const file_key key = open_state_table::key_of(h.obj, ec);
   if (ec) return to_nfsstat(ec);
   if (sid.is_bypass() && !write) return nfsstat4::NFS4_OK;
   if (sid.is_anonymous() || sid.is_bypass())

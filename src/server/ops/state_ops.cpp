@@ -41,7 +41,7 @@ nfsstat4 current_file(const compound_context& ctx, file_key& key) {
   if (!ctx.current) return nfsstat4::NFS4ERR_NOFILEHANDLE;
   if (nfsstat4 st = require_regular(ctx.current.obj); st != nfsstat4::NFS4_OK) return st;
   std::error_code ec;
-  key = open_state_table::key_of(ctx.current.obj.fd(), ec);
+  key = open_state_table::key_of(ctx.current.obj, ec);
   return to_nfsstat(ec);
 }
 
@@ -250,7 +250,7 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
 
   if (nfsstat4 st = require_regular(file); st != nfsstat4::NFS4_OK) return fail(st);
   std::error_code ec;
-  const file_key key = open_state_table::key_of(file.fd(), ec);
+  const file_key key = open_state_table::key_of(file, ec);
   if (ec) return fail(to_nfsstat(ec));
   open_state_table& table = ctx.server.opens;
   std::vector<std::byte> owner = a.owner.owner;

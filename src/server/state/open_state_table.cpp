@@ -53,9 +53,13 @@ bool overlaps(std::uint64_t s1, std::uint64_t e1, std::uint64_t s2, std::uint64_
 
 open_state_table::open_state_table() : tag_(random_tag()) {}
 
-file_key open_state_table::key_of(int fd, std::error_code& ec) {
+file_key open_state_table::key_of(const fs::object& obj, std::error_code& ec) {
+  if (const auto id = obj.id()) {
+    ec.clear();
+    return {id->dev, id->ino};
+  }
   struct ::stat st {};
-  if (::fstat(fd, &st) != 0) {
+  if (::fstat(obj.fd(), &st) != 0) {
     ec = std::error_code(errno, std::system_category());
     return {};
   }

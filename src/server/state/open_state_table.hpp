@@ -64,8 +64,8 @@ class open_state_table {
 
   std::uint32_t instance_tag() const noexcept { return tag_; }
 
-  /// The key of the file behind descriptor `fd` (any kind, O_PATH included): fstat.
-  static file_key key_of(int fd, std::error_code& ec);
+  /// The key of the file `obj` is: its inode numbers if it knows them, else fstat.
+  static file_key key_of(const fs::object& obj, std::error_code& ec);
 
   // ---- opens -------------------------------------------------------------------------
 
