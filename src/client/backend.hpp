@@ -3,6 +3,8 @@
 // session, local/ makes POSIX calls (file://).
 #pragma once
 
+#include <fcntl.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,6 +34,18 @@ struct open_file {
 /// vgetattrs' attr::handle gives them over file://).
 inline std::string handle_path(const file_handle& h) {
   return std::string(reinterpret_cast<const char*>(h.bytes.data()), h.bytes.size());
+}
+
+/// The open(2) flags with which the default vectorized calls open the path of a vread item
+/// (writing false: O_RDONLY) or of a vwrite item (O_WRONLY, with O_CREAT, O_EXCL and O_TRUNC
+/// as its vio_flags ask).
+inline int open_flags_of(const vio& item, bool writing) {
+  if (!writing) return O_RDONLY;
+  int flags = O_WRONLY;
+  if (item.flags & vio_flags::create) flags |= O_CREAT;
+  if (item.flags & vio_flags::exclusive) flags |= O_EXCL;
+  if (item.flags & vio_flags::truncate) flags |= O_TRUNC;
+  return flags;
 }
 
 /// A destination for read data: a registered slice, or plain memory.

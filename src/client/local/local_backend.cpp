@@ -924,13 +924,7 @@ class local_backend final : public backend {
       return with_fd(internals::state_of(*f), [&](int fd) { return transfer(fd, item, writing); });
     std::string path = item.file.path() ? *item.file.path() : handle_path(*item.file.handle());
     if (!valid_path(path)) return sys_error(EINVAL);
-    int flags = O_RDONLY;
-    if (writing) {
-      flags = O_WRONLY;
-      if (item.flags & vio_flags::create) flags |= O_CREAT;
-      if (item.flags & vio_flags::exclusive) flags |= O_EXCL;
-      if (item.flags & vio_flags::truncate) flags |= O_TRUNC;
-    }
+    const int flags = open_flags_of(item, writing);
     std::error_code ec;
     opened o = open_fd(dirs, path, flags, item.mode, ec);
     if (ec) return ec;

@@ -101,13 +101,7 @@ void with_open_file(backend* b, const std::string& path, int flags, std::uint32_
 void io_item(backend* b, vio& item, bool writing, done_fn done) {
   if (const file* f = item.file.descriptor()) return move_data(b, *f, item, writing, std::move(done));
   std::string path = item.file.path() ? *item.file.path() : handle_path(*item.file.handle());
-  int flags = O_RDONLY;
-  if (writing) {
-    flags = O_WRONLY;
-    if (item.flags & vio_flags::create) flags |= O_CREAT;
-    if (item.flags & vio_flags::exclusive) flags |= O_EXCL;
-    if (item.flags & vio_flags::truncate) flags |= O_TRUNC;
-  }
+  const int flags = open_flags_of(item, writing);
   with_open_file(
       b, path, flags, item.mode,
       [b, &item, writing](const file& f, done_fn d) { move_data(b, f, item, writing, std::move(d)); },
