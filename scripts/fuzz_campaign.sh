@@ -3,7 +3,7 @@
 # (and at most RUNS executions) from its seed corpus, into build/fuzz/campaigns/NAME.log with
 # the command on its first line; what it discovers goes to build/fuzz/campaigns/corpus-NAME
 # and crashes to build/fuzz/campaigns/crash-NAME-*. scripts/reliability_table.py reports it.
-# Run it under the machine's CPU lock (e.g. /work/bin/locked bash scripts/fuzz_campaign.sh ...).
+# Run it when the CPU is otherwise free, or at idle priority (chrt -i 0 nice -n 19 bash ...).
 #
 # Usage: bash scripts/fuzz_campaign.sh NAME SECONDS [RUNS]
 set -euo pipefail

@@ -15,7 +15,7 @@
 # other harnesses' seeds are made by hand: this script leaves them alone.
 #
 # Usage: bash scripts/refresh_fuzz_corpus.sh [CAP]   (after default- and fuzz-preset builds,
-#        under the machine's CPU lock: /work/bin/locked bash scripts/refresh_fuzz_corpus.sh)
+#        when the CPU is otherwise free)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cap=${1:-32768}
