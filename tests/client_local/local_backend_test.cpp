@@ -353,13 +353,19 @@ TEST_CASE("local: paths that are not normalized are refused", "[client_local]") 
   CHECK(fs::exists(fx.dir / "d"));
 }
 
+/// For its scope, file:// resolves paths by the O_NOFOLLOW walk (walk) or by openat2; openat2
+/// again afterwards.
+struct resolution_scope {
+  explicit resolution_scope(bool walk) { detail::set_local_resolution_walk(walk); }
+  ~resolution_scope() { detail::set_local_resolution_walk(false); }
+  resolution_scope(const resolution_scope&) = delete;
+  resolution_scope& operator=(const resolution_scope&) = delete;
+};
+
 TEST_CASE("local: symlinks are never followed, so none leads out of the root", "[client_local]") {
   // Both ways of resolving: openat2, and the walk used where openat2 is missing.
   const bool walk = GENERATE(false, true);
-  detail::set_local_resolution_walk(walk);
-  struct reset {
-    ~reset() { detail::set_local_resolution_walk(false); }
-  } reset_walk;
+  resolution_scope resolving(walk);
   INFO("walk: " << walk);
 
   test::temp_dir outside("vnfs-outside");
@@ -425,10 +431,7 @@ TEST_CASE("local: symlinks are never followed, so none leads out of the root", "
 
 TEST_CASE("local: walk and openat2 agree on non-directories in the path", "[client_local]") {
   const bool walk = GENERATE(false, true);
-  detail::set_local_resolution_walk(walk);
-  struct reset {
-    ~reset() { detail::set_local_resolution_walk(false); }
-  } reset_walk;
+  resolution_scope resolving(walk);
   INFO("walk: " << walk);
   fixture fx;
   spit(fx.dir / "f", "x");
@@ -824,10 +827,7 @@ TEST_CASE("local: through vnfs::client with a file:// URL", "[client_local]") {
 TEST_CASE("local: vectorized calls stop at a symlink on the way, item by item, in both resolutions",
           "[client_local]") {
   const bool walk = GENERATE(false, true);
-  detail::set_local_resolution_walk(walk);
-  struct reset {
-    ~reset() { detail::set_local_resolution_walk(false); }
-  } reset_walk;
+  resolution_scope resolving(walk);
   INFO("walk: " << walk);
   test::temp_dir outside("vnfs-outside");
   spit(outside / "secret", "secret");
