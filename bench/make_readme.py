@@ -608,8 +608,8 @@ def txn_section(res, w):
           "of the first client to the end of the last. Ratio = txn s / plain s per repeat, median [min-max]: "
           "papers/002's slowdown for one client, the inverse of its relative throughput for several. "
           + ("Mode old: the vnfsd of before transactions existed (commit fd7398f), ordinary vwrite. " if old else "")
-          + "Plain writes are UNSTABLE (no COMMIT), txn ones are on disk at the commit (syncfs): the ratio includes "
-          "durability that plain does not give.\n")
+          + "Plain writes are UNSTABLE (no COMMIT), txn ones are on disk at the commit (it fsyncs every object the "
+          "transaction changed): the ratio includes durability that plain does not give.\n")
         def cell(r):
             return f"{r[0]:.2f} [{r[1]:.2f}-{r[2]:.2f}]" if r else ""
 
@@ -663,16 +663,6 @@ def txn_section(res, w):
                 goal_rows.append(f"| worst case, {clients} client{'s' if clients > 1 else ''}: txn / plain <= {goal}x "
                                  f"(TC-NFS: {tc}x) | {x:.2f}x ({where}; median of the repeats) | "
                                  f"{'yes' if x <= goal else 'NO'} |")
-        t8 = load(os.path.join(res, "txn_overhead-8clients.json"))
-        if t8 and worst(t8["points"], 8):
-            w(f"The 8-client rows again with vnfsd's per-object transaction locks (txnlock, merged into main), "
-              f"`build/default/bench/txn_overhead --clients 8 --figures 4,11 --repeats {t8['parameters']['repeats']} "
-              f"--out bench/results/txn_overhead-8clients.json` ({t8['total_seconds']:.0f} s); the table above was "
-              "measured with the export-wide lock.\n")
-            table(t8["points"], False)
-            x, where = worst(t8["points"], 8)
-            goal_rows.append(f"| worst case, 8 clients, per-object locks: txn / plain <= 3x (TC-NFS: 25x) | {x:.2f}x "
-                             f"({where}; median of the repeats) | {'yes' if x <= 3 else 'NO'} |")
         if old:
             rs = [ratio(pts, "plain", "old", figure="4", op=op, size=s, delay_ms=d, clients=c)
                   for s, d, c in keys(pts, "4", "size", "delay_ms", "clients") for op in ("write", "overwrite", "read")]
