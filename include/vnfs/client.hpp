@@ -256,8 +256,10 @@ class client {
   // vsymlink, vhardlink, vwrite and vcopy take effect in the caller's order wherever order
   // can matter, and vread, vgetattrs, vreadlink and vlistdir are fully concurrent.
   // A call stops at the first failure, as a COMPOUND does: later items are not executed
-  // (vresult::status says which ran). Over file://, and with client_options::compound_vectors
-  // off, each item runs as the scalar calls, one after another, with the same results.
+  // (vresult::status says which ran). With client_options::compound_vectors off, each item
+  // runs as the scalar calls, one after another, with the same results; over file://, a
+  // call's items run one after another on one worker thread, each making the POSIX calls its
+  // scalar calls would (same results and errors).
   //
   // Four forms each (above): callback (`done(first error, ok_count)` after *out is written),
   // group (`async_NAME(..., vresult* out, g, tag)`; completion: status = first error, bytes =
