@@ -95,7 +95,14 @@ struct client_options {
   ///  - refused before anything ran: `error` is errc::transactions_unsupported (a server
   ///    without the extension, e.g. NFS-Ganesha), errc::transaction_too_large (more than one
   ///    COMPOUND's worth of operations, request or reply), or the server's reason;
-  ///    failed_index is npos and every status errc::not_executed.
+  ///    failed_index is npos and every status errc::not_executed;
+  ///  - its reply lost with the session (the server restarted while it ran): the client does
+  ///    not send it again but asks the server how it ended (docs/transactions.md, "Unknown
+  ///    outcomes"): committed, ok() — but what only the reply carried is not filled in
+  ///    (vwrite's vio::bytes stays 0); errc::transaction_aborted when it never committed
+  ///    (nothing of it remains; failed_index npos, every status errc::not_executed); or
+  ///    errc::outcome_unknown when the server could not be asked (it did not come back
+  ///    within reconnect_for, or the client was closed): all of it took effect, or none.
   /// vscopy is not transactional yet: it fails with errc::bad_argument. The composed calls
   /// (vcopy, ensure_directory, remove_tree) run each of their mutating steps as its own
   /// transaction, not the whole. Reading calls are unaffected. connect() refuses the option for file:// and without

@@ -30,11 +30,14 @@ enum class errc {
   /// vnfs::transaction can); nothing was sent.
   transaction_too_large,
   /// vnfs::transaction: it was rolled back (an item of an earlier call inside it failed,
-  /// abort(), or the server ended it: its client's lease expired or it grew too old); the
-  /// call ran nothing, or commit() committed nothing.
+  /// abort(), or the server ended it: its client's lease expired, it grew too old, or the
+  /// server restarted); the call ran nothing, or commit() committed nothing.
+  /// client_options::atomic_vectors: the server restarted (or lost the session) while the
+  /// call's transaction ran, and it never committed: nothing of the call remains.
   transaction_aborted,
-  /// vnfs::transaction::commit: the connection died while the commit was in flight and the
-  /// server could not be asked since; transaction::resolve() asks again.
+  /// vnfs::transaction::commit, client_options::atomic_vectors: the connection died while
+  /// the commit (the call) was in flight and the server could not be asked since: all of it
+  /// took effect, or none. transaction::resolve() asks again.
   outcome_unknown,
 };
 

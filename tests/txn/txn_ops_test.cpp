@@ -432,3 +432,36 @@ TEST_CASE("a server without the extension executes nothing of a transactional CO
   CHECK(t.c.run({create_dir("plain")}).status == nfsstat4::NFS4_OK);
   CHECK(std::filesystem::is_directory(srv->export_dir() / wd / "plain"));
 }
+
+TEST_CASE("TXN_STATUS answers a transaction that changed nothing without a durable outcome", "[txn]") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "tx");
+  populate(srv.export_dir() / wd);
+  txn_client t(srv, wd);
+  const auto status_of_txn = [&](std::uint64_t id) {
+    auto r = t.c.call({VNFS_TXN4args{static_cast<std::uint32_t>(txn_action4::TXN_STATUS), id, 0}});
+    REQUIRE(r.resarray.size() == 2);
+    REQUIRE(std::get<VNFS_TXN4res>(r.resarray[1]).status == nfsstat4::NFS4_OK);
+    return static_cast<txn_outcome4>(std::get<VNFS_TXN4res>(r.resarray[1]).outcome);
+  };
+  const auto log = srv.export_dir() / ".vnfsd-txn" / "outcomes";
+  // A changing one first: the state directory and the log exist from then on.
+  const std::uint64_t changing = t.next_id;
+  REQUIRE(t.run({create_dir("made")}).status == nfsstat4::NFS4_OK);
+  CHECK(status_of_txn(changing) == txn_outcome4::TXN_COMMITTED);
+  const auto size = std::filesystem::file_size(log);
+  // Read-only: committed, and its outcome answered, but nothing written to the log.
+  const std::uint64_t reading = t.next_id;
+  REQUIRE(t.run({LOOKUP4args{"f"}, GETATTR4args{bitmap4::of({FATTR4_SIZE})}}).status == nfsstat4::NFS4_OK);
+  CHECK(status_of_txn(reading) == txn_outcome4::TXN_COMMITTED);
+  // Failing before any change: rolled back, answered, nothing written either.
+  const std::uint64_t failing = t.next_id;
+  REQUIRE(t.run({LOOKUP4args{"missing"}}).status == nfsstat4::NFS4ERR_NOENT);
+  CHECK(status_of_txn(failing) == txn_outcome4::TXN_ABORTED);
+  CHECK(std::filesystem::file_size(log) == size);
+  // Another changing one is durable: one more 16-byte entry.
+  const std::uint64_t changing2 = t.next_id;
+  REQUIRE(t.run({create_dir("made2")}).status == nfsstat4::NFS4_OK);
+  CHECK(status_of_txn(changing2) == txn_outcome4::TXN_COMMITTED);
+  CHECK(std::filesystem::file_size(log) == size + 16);
+}

@@ -392,6 +392,10 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
     } else if (ec) {
       if (!c.ops.empty()) fail(c.ops.front().owner, ec);
       stop = true;
+    } else if (atomic && r.results_lost) {
+      // Committed, but the reply was lost with the session (session_engine asked how the
+      // transaction ended): every operation succeeded; what their results said is lost.
+      for (const planned_op& o : c.ops) ++ok_ops[o.owner];
     } else {
       for (std::size_t k = 0; k < c.ops.size() && k + first < res.size(); ++k) {
         planned_op& o = c.ops[k];

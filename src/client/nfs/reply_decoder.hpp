@@ -41,6 +41,12 @@ struct compound_reply {
   /// data views `buffer`.
   std::vector<bool> placed;
   bool placed_at(std::size_t i) const { return i < placed.size() && placed[i]; }
+  /// Set by session_engine for a COMPOUND that ended a transaction (ended_transaction(),
+  /// session_call.hpp) which committed, but whose reply was lost with its session: the
+  /// engine asked TXN_STATUS on the new session, and `res` is that answer — SEQUENCE's
+  /// result and VNFS_TXN4res {NFS4_OK, TXN_COMMITTED}, no result of the COMPOUND's other
+  /// operations.
+  bool results_lost = false;
 };
 
 /// What runs with the reply to a COMPOUND (or the error that ended it).

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "client/result_size.hpp"
+#include "vnfs/nfs4/txn_ops.hpp"
 #include "vnfs/rpc/message.hpp"
 
 namespace vnfs::detail {
@@ -54,6 +55,15 @@ bool repeatable(const nfs4::nfs_argop4& op) {
 // in it (the server answers NFS4ERR_REP_TOO_BIG_TO_CACHE when asked to cache it).
 bool idempotent(const std::vector<nfs4::nfs_argop4>& ops) {
   return ops.empty() || std::all_of(ops.begin() + 1, ops.end(), repeatable);
+}
+
+std::optional<std::uint64_t> ended_transaction(const std::vector<nfs4::nfs_argop4>& ops) {
+  const auto* t = ops.size() > 1 ? std::get_if<nfs4::VNFS_TXN4args>(&ops[1]) : nullptr;
+  if (t == nullptr) return std::nullopt;
+  using nfs4::txn_action4;
+  const auto action = static_cast<txn_action4>(t->action);
+  if (action != txn_action4::TXN_ONE_COMPOUND && action != txn_action4::TXN_COMMIT) return std::nullopt;
+  return t->txnid;
 }
 
 std::size_t write_payload_bytes(const std::vector<nfs4::nfs_argop4>& ops) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct session_call {
   bool length_probe = false;
   std::chrono::milliseconds grace_wait{0};            // the last back-off after NFS4ERR_GRACE or DELAY (none yet: 0)
   std::chrono::steady_clock::time_point grace_since{};  // the first NFS4ERR_GRACE or DELAY
+  /// Transmissions of this call on the current session (handed to the channel); a call
+  /// sent again on a new session starts from 0. More than 0: it may have run.
+  std::uint32_t sent = 0;
   std::uint32_t slot = 0;
   std::uint32_t xid = 0;
   std::shared_ptr<xdr::encoder> request;  // RPC call; references WRITE data (zero-copy)
@@ -62,6 +66,11 @@ bool repeatable(const nfs4::nfs_argop4& op);
 
 /// Whether running the COMPOUND (ops[0] SEQUENCE) twice has the effect of running it once.
 bool idempotent(const std::vector<nfs4::nfs_argop4>& ops);
+
+/// The txnid of the transaction that the COMPOUND (ops[0] SEQUENCE) ends, when ops[1] is
+/// VNFS_TXN with TXN_ONE_COMPOUND or TXN_COMMIT (docs/transactions.md): running such a
+/// COMPOUND again would run its operations again as a new transaction. Otherwise none.
+std::optional<std::uint64_t> ended_transaction(const std::vector<nfs4::nfs_argop4>& ops);
 
 /// Bytes of WRITE payload in `ops`.
 std::size_t write_payload_bytes(const std::vector<nfs4::nfs_argop4>& ops);

@@ -45,6 +45,7 @@ void session_engine::impl::write_next() {
     std::size_t limit = have_session ? fore.ca_maxresponsesize : reply_size_cap;
     // A new decoder for each transmission: one a lost connection left half-way is not reused.
     c.decoder = c.reads ? std::make_shared<reply_decoder>(c.reads) : nullptr;
+    c.sent++;
     channel->send(c.xid, c.request, c.decoder, c.registered,
                   std::min(reply_size_bound(c.ops), limit));
   }
@@ -165,7 +166,9 @@ void session_engine::impl::finish_sequenced(std::unique_ptr<session_call> c, std
   if (!ec && (seq->status == nfsstat4::NFS4ERR_BADSESSION || seq->status == nfsstat4::NFS4ERR_DEADSESSION)) {
     slots.release(c->slot);
     take_back_riders(*c);  // the new session's set-up decides what rides again
-    waiting.push_front(std::move(c));
+    // This transmission did not run; an earlier one (before a reconnection) may have.
+    const bool may_have_run = c->sent > 1;
+    requeue(std::move(c), may_have_run);
     return recover_session();
   }
   if (!ec && seq->status == nfsstat4::NFS4_OK) {
@@ -204,19 +207,24 @@ bool session_engine::impl::retry_later(std::unique_ptr<session_call>& c, const c
   c->grace_wait = delayed ? std::min<milliseconds>(c->grace_wait.count() == 0 ? milliseconds(2) : 2 * c->grace_wait, milliseconds(64))
                           : std::min<milliseconds>(c->grace_wait.count() == 0 ? milliseconds(100) : 2 * c->grace_wait,
                                                    std::chrono::seconds(1));
-  auto timer = std::make_shared<asio::steady_timer>(io, c->grace_wait);
+  const milliseconds delay = c->grace_wait;
+  park(std::move(c), delay, true);
+  return true;
+}
+
+void session_engine::impl::park(std::unique_ptr<session_call> c, std::chrono::milliseconds delay, bool again) {
+  auto timer = std::make_shared<asio::steady_timer>(io, delay);
   session_call* parked = c.get();
   in_grace.push_back(std::move(c));
-  timer->async_wait([self = shared_from_this(), timer, parked](boost::system::error_code) {
+  timer->async_wait([self = shared_from_this(), timer, parked, again](boost::system::error_code) {
     auto it = std::find_if(self->in_grace.begin(), self->in_grace.end(),
                            [parked](const auto& p) { return p.get() == parked; });
     if (it == self->in_grace.end()) return;  // failed meanwhile (closing)
     self->waiting.push_back(std::move(*it));
     self->in_grace.erase(it);
-    self->n_retrans++;
+    if (again) self->n_retrans++;
     self->pump();
   });
-  return true;
 }
 
 // ---- the front ------------------------------------------------------------------------

@@ -82,7 +82,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   bool lease_due = false;  // the lease time is asked for on the next COMPOUND (settings::lease_from_first_call)
   bool state_lost = false;  // the last EXCHANGE_ID made a new client record: reclaim the opens
   open_reclaims opens;
-  std::list<std::unique_ptr<session_call>> in_grace;  // waiting out a server's grace period or delay (retry_later)
+  std::list<std::unique_ptr<session_call>> in_grace;  // waiting out a server's grace period or delay (retry_later), or a running transaction (ask_outcome)
 
   std::mutex submit_mu;  // orders submit() against the end of the I/O thread
   bool stopped = false;  // guarded by submit_mu
@@ -111,6 +111,9 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   /// ran: another client's transaction is open) goes again after 2 ms, doubling up to
   /// 64 ms, for at most max_delayed; after that its caller gets NFS4ERR_DELAY.
   bool retry_later(std::unique_ptr<session_call>& c, const compound_reply& r);
+  /// Keeps `c` in in_grace for `delay`, then queues it (fail_all completes it meanwhile);
+  /// counted as a retransmission then if `again`.
+  void park(std::unique_ptr<session_call> c, std::chrono::milliseconds delay, bool again);
   static constexpr std::chrono::seconds max_delayed{300};
 
   // ---- the session's life cycle (session_lifecycle.cpp) ----------------------------------
@@ -156,6 +159,25 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   void retry_reconnect();
   void rebind();
   void recover_session();
+  /// The one place that decides what becomes of a sequenced call whose session the server
+  /// lost (recover_session, or NFS4ERR_BADSESSION): it is sent again on the new session,
+  /// unless it ends a transaction (ended_transaction()) and `may_have_run` — then running it
+  /// again would run its operations a second time, as a new transaction. Such a call is
+  /// not sent again: TXN_STATUS of its txnid is asked on the new session (ask_outcome).
+  void requeue(std::unique_ptr<session_call> c, bool may_have_run);
+  /// Asks TXN_STATUS(txnid) on the session (once there is one; after `after`) and completes `c` with the
+  /// answer: committed, a reply with compound_reply::results_lost; rolled back or unknown
+  /// to the server (it never committed: a server that restarted rolled back whatever had
+  /// not, and a transaction that is not running now cannot commit any more),
+  /// errc::transaction_aborted; still running (TXN_OPEN), asked again later (10 ms,
+  /// doubling up to 1 s) for at most max_outcome_wait since `since`; a server without the
+  /// extension (it ran nothing), errc::transactions_unsupported; no answer,
+  /// errc::outcome_unknown.
+  void ask_outcome(std::shared_ptr<session_call> c, std::uint64_t txnid, clock_type::time_point since,
+                   std::chrono::milliseconds after);
+  static constexpr std::chrono::seconds max_outcome_wait{300};
+  /// Completes everything queued and in flight with `ec`; a call in flight that ends a
+  /// transaction and may have run, with errc::outcome_unknown.
   void fail_all(std::error_code ec);
 };
 

@@ -1,7 +1,8 @@
 // vnfs client, nfs backend: recovery — a lost connection is replaced and what was in
 // flight is sent again on the same slots and sequence ids (the reply cache answers what
-// already ran); a session the server lost is created anew and its calls queued again; what
-// cannot go on fails.
+// already ran); a session the server lost is created anew and its calls queued again,
+// except those that end a transaction and may have run, whose outcome is asked instead
+// (TXN_STATUS); what cannot go on fails.
 #include "client/nfs/session_engine_impl.hpp"
 
 #include <algorithm>
@@ -65,22 +66,64 @@ void session_engine::impl::rebind() {
 }
 
 /// The server lost the session (restarted): a new client ID and session; everything
-/// sequenced that was in flight is queued again for new slots.
+/// sequenced that was in flight is queued again for new slots, or asked about (requeue).
 void session_engine::impl::recover_session() {
   // Not while closing: a call failed by close() (a BIND_CONN_TO_SESSION in flight) must not
   // start a new client ID, whose calls would outlive close() and keep the engine alive.
   if (recovering || closing) return;
   recovering = true;
   have_session = false;
-  std::vector<std::uint32_t> requeue;
+  std::vector<std::uint32_t> lost;
   for (auto& [xid, c] : inflight)
-    if (c->sequenced) requeue.push_back(xid);
-  for (auto it = requeue.rbegin(); it != requeue.rend(); ++it) {
-    waiting.push_front(std::move(inflight[*it]));
+    if (c->sequenced) lost.push_back(xid);
+  for (auto it = lost.rbegin(); it != lost.rend(); ++it) {
+    std::unique_ptr<session_call> c = std::move(inflight[*it]);
     inflight.erase(*it);
+    const bool may_have_run = c->sent > 0;
+    requeue(std::move(c), may_have_run);
   }
   slots.forget();
   establish_session(nullptr);
+}
+
+void session_engine::impl::requeue(std::unique_ptr<session_call> c, bool may_have_run) {
+  const std::optional<std::uint64_t> txnid = ended_transaction(c->ops);
+  if (txnid && may_have_run)
+    return ask_outcome(std::shared_ptr<session_call>(std::move(c)), *txnid, clock_type::now(), std::chrono::milliseconds(0));
+  c->sent = 0;
+  waiting.push_front(std::move(c));
+}
+
+void session_engine::impl::ask_outcome(std::shared_ptr<session_call> c, std::uint64_t txnid,
+                                       clock_type::time_point since, std::chrono::milliseconds after) {
+  using nfs4::txn_outcome4;
+  auto ask = std::make_unique<session_call>();
+  ask->ops = {nfs4::nfs_argop4{},
+              nfs4::VNFS_TXN4args{static_cast<std::uint32_t>(nfs4::txn_action4::TXN_STATUS), txnid, 0}};
+  ask->done = [self = shared_from_this(), c, txnid, since, after](std::error_code ec, compound_reply& r) {
+    compound_reply none;
+    const auto& res = r.res.resarray;
+    const bool answered = !ec && res.size() == 2 && nfs4::status_of(res[0]) == nfsstat4::NFS4_OK;
+    const auto* t = answered ? std::get_if<nfs4::VNFS_TXN4res>(&res[1]) : nullptr;
+    const nfsstat4 s = answered ? nfs4::status_of(res[1]) : nfsstat4::NFS4_OK;
+    if (answered && (t == nullptr || s == nfsstat4::NFS4ERR_OP_ILLEGAL || s == nfsstat4::NFS4ERR_NOTSUPP))
+      return c->done(make_error_code(errc::transactions_unsupported), none);  // it ran nothing there
+    if (t == nullptr || s != nfsstat4::NFS4_OK) return c->done(make_error_code(errc::outcome_unknown), none);
+    switch (static_cast<txn_outcome4>(t->outcome)) {
+      case txn_outcome4::TXN_COMMITTED:
+        r.results_lost = true;
+        return c->done({}, r);
+      case txn_outcome4::TXN_OPEN:
+        if (clock_type::now() - since > max_outcome_wait) return c->done(make_error_code(errc::outcome_unknown), none);
+        return self->ask_outcome(c, txnid, since,
+                                 std::clamp<std::chrono::milliseconds>(2 * after, std::chrono::milliseconds(10),
+                                                                       std::chrono::seconds(1)));
+      default:  // rolled back, or never begun on this server: it never committed
+        return c->done(make_error_code(errc::transaction_aborted), none);
+    }
+  };
+  if (after.count() == 0) return waiting.push_front(std::move(ask));
+  park(std::move(ask), after, false);
 }
 
 /// Completes everything queued and in flight with `ec`.
@@ -108,7 +151,9 @@ void session_engine::impl::fail_all(std::error_code ec) {
   }
   for (auto& [xid, c] : running) {
     compound_reply empty;
-    c->done(ec, empty);
+    // It may have run: that it has failed says nothing of its transaction's outcome.
+    const bool unknown = c->sent > 0 && ended_transaction(c->ops);
+    c->done(unknown ? make_error_code(errc::outcome_unknown) : ec, empty);
   }
 }
 

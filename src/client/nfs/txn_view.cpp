@@ -13,7 +13,9 @@ void send_txn_control(session_engine& engine, std::uint32_t action, std::uint64_
   engine.submit(
       std::move(ops),
       [outcome, done = std::move(done)](std::error_code ec, compound_reply& r) {
-        *outcome = txn_outcome_unanswered;
+        // The engine learned, after the session was lost, that the transaction never committed.
+        *outcome = ec == errc::transaction_aborted ? static_cast<std::uint32_t>(txn_outcome4::TXN_ABORTED)
+                                                   : txn_outcome_unanswered;
         const auto& res = r.res.resarray;
         if (!ec && (res.empty() || status_of(res[0]) != nfsstat4::NFS4_OK))
           ec = res.empty() ? std::error_code(r.res.status) : std::error_code(status_of(res[0]));
@@ -27,7 +29,6 @@ void send_txn_control(session_engine& engine, std::uint32_t action, std::uint64_
         }
         *outcome = t->outcome;
         if (s != nfsstat4::NFS4_OK) return done(std::error_code(s), 0);
-        *outcome = t->outcome;
         done({}, 0);
       },
       {}, true);

@@ -18,7 +18,10 @@ namespace vnfs::detail {
 /// errc::transactions_unsupported for a server without the extension, or a transport or
 /// session error (the outcome of a commit is then unknown). *outcome gets
 /// VNFS_TXN4res::outcome, or, if the server's answer to VNFS_TXN did not arrive,
-/// txn_outcome_unanswered (txn_link.hpp).
+/// txn_outcome_unanswered (txn_link.hpp). A TXN_COMMIT whose reply was lost with the
+/// session is answered by the engine's TXN_STATUS (session_engine_impl.hpp, requeue):
+/// committed as if the reply had come, or errc::transaction_aborted with *outcome
+/// TXN_ABORTED.
 void send_txn_control(session_engine& engine, std::uint32_t action, std::uint64_t txnid, std::uint32_t* outcome,
                       done_fn done);
 

@@ -296,11 +296,12 @@ nfs4::nfsstat4 manager::leave_open(std::uint64_t client_txnid, ending end) {
   return result;
 }
 
-std::error_code manager::record_outcome(std::uint64_t client_txnid, bool committed) {
+std::error_code manager::record_outcome(std::uint64_t client_txnid, bool committed, bool durable) {
   std::error_code ec;
   outcome_log* log = outcomes(ec);
   if (ec) return ec;
-  return log->record(client_txnid, committed ? nfs4::txn_outcome4::TXN_COMMITTED : nfs4::txn_outcome4::TXN_ABORTED);
+  return log->record(client_txnid, committed ? nfs4::txn_outcome4::TXN_COMMITTED : nfs4::txn_outcome4::TXN_ABORTED,
+                     durable);
 }
 
 void manager::close_open(std::uint64_t txnid) {

@@ -108,9 +108,10 @@ class manager {
   /// The state directory, created on the first transaction (and fsynced into the root).
   int state_fd(std::error_code& ec);
 
-  /// Durably records how transaction `client_txnid` ended (TXN_STATUS answers from it):
-  /// transaction::commit() and rollback() call it before the journal goes.
-  std::error_code record_outcome(std::uint64_t client_txnid, bool committed);
+  /// Records how transaction `client_txnid` ended (TXN_STATUS answers from it):
+  /// transaction::commit() and rollback() call it before the journal goes. Durably, unless
+  /// the transaction changed nothing (`durable` false: outcome_log::record).
+  std::error_code record_outcome(std::uint64_t client_txnid, bool committed, bool durable);
 
   /// Counts a crash point; exits the process at limits::crash_at.
   void crash_point();

@@ -97,13 +97,47 @@ void outcome_log::remember(std::uint64_t txnid, nfs4::txn_outcome4 o) {
   }
 }
 
-std::error_code outcome_log::record(std::uint64_t txnid, nfs4::txn_outcome4 o) {
-  std::lock_guard g(mu_);
+std::error_code outcome_log::record(std::uint64_t txnid, nfs4::txn_outcome4 o, bool durable) {
+  std::unique_lock g(mu_);
+  if (!durable) {
+    remember(txnid, o);
+    return {};
+  }
   auto e = encode(txnid, o);
-  if (!write_all(fd_.get(), e.data(), e.size()) || ::fdatasync(fd_.get()) != 0) return last_error();
-  remember(txnid, o);
+  if (!write_all(fd_.get(), e.data(), e.size())) return last_error();
   ++entries_in_file_;
+  if (std::error_code ec = wait_durable(g, ++written_)) return ec;
+  remember(txnid, o);
   return {};
+}
+
+std::error_code outcome_log::wait_durable(std::unique_lock<std::mutex>& g, std::uint64_t mine) {
+  for (;;) {
+    for (const failed_sync& f : failed_)
+      if (mine > f.after && mine <= f.last) return f.ec;
+    if (synced_ >= mine) return {};
+    if (syncing_) {
+      synced_cv_.wait(g);
+      continue;
+    }
+    // This caller syncs for everyone whose entry is written by now.
+    syncing_ = true;
+    const std::uint64_t after = attempted_, last = written_;
+    attempted_ = last;
+    g.unlock();
+    const std::error_code ec = ::fdatasync(fd_.get()) == 0 ? std::error_code() : last_error();
+    g.lock();
+    syncing_ = false;
+    ++syncs_;
+    if (ec) failed_.push_back({after, last, ec});
+    else synced_ = last;
+    synced_cv_.notify_all();
+  }
+}
+
+std::uint64_t outcome_log::syncs() const {
+  std::lock_guard g(mu_);
+  return syncs_;
 }
 
 nfs4::txn_outcome4 outcome_log::find(std::uint64_t txnid) const {

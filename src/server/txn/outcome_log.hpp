@@ -2,12 +2,14 @@
 // those spanning COMPOUNDs), which TXN_STATUS answers from (docs/transactions.md, "Outcome log").
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <system_error>
 #include <unordered_map>
 #include <deque>
+#include <vector>
 
 #include "server/fs/unique_fd.hpp"
 #include "vnfs/nfs4/txn_ops.hpp"
@@ -27,19 +29,40 @@ class outcome_log {
   /// std::system_error if it cannot be read or created.
   explicit outcome_log(int state_fd);
 
-  /// Durably records that `txnid` ended with `o` (committed or aborted).
-  std::error_code record(std::uint64_t txnid, nfs4::txn_outcome4 o);
+  /// Records that `txnid` ended with `o` (committed or aborted). `durable`: on stable
+  /// storage before it returns. Group commit: the entries that callers append while one
+  /// fdatasync runs share the next one, so concurrent callers wait for at most two syncs
+  /// and each sync covers every entry written before it started. Not `durable`: kept in
+  /// memory only, for a transaction that changed nothing (committed and aborted leave the
+  /// same export): find() answers it until the process ends, TXN_UNKNOWN after a restart.
+  std::error_code record(std::uint64_t txnid, nfs4::txn_outcome4 o, bool durable = true);
   /// The recorded outcome, or TXN_UNKNOWN.
   nfs4::txn_outcome4 find(std::uint64_t txnid) const;
+  /// fdatasyncs of the log so far (tests: group commit).
+  std::uint64_t syncs() const;
 
  private:
   void remember(std::uint64_t txnid, nfs4::txn_outcome4 o);
+  /// Waits until entry number `mine` (counted from 1 since opening) is on stable storage,
+  /// syncing the log itself when no other caller is; the error of the sync that covered it.
+  std::error_code wait_durable(std::unique_lock<std::mutex>& g, std::uint64_t mine);
 
   mutable std::mutex mu_;
+  std::condition_variable synced_cv_;
   fs::unique_fd fd_;
   std::unordered_map<std::uint64_t, nfs4::txn_outcome4> by_id_;
   std::deque<std::uint64_t> order_;  ///< oldest first, at most `keep`
   std::uint64_t entries_in_file_ = 0;
+  // Group commit (mu_): entries written since opening, the last one a sync that started
+  // covers, the last one a successful sync covered; whether a sync runs; the entry ranges
+  // (first, last] of failed syncs, whose callers get the error.
+  std::uint64_t written_ = 0, attempted_ = 0, synced_ = 0, syncs_ = 0;
+  bool syncing_ = false;
+  struct failed_sync {
+    std::uint64_t after, last;
+    std::error_code ec;
+  };
+  std::vector<failed_sync> failed_;
 };
 
 }  // namespace vnfs::server::txn

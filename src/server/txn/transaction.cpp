@@ -381,7 +381,8 @@ std::error_code transaction::commit() {
   int sfd = m_.state_fd(ec);
   if (ec) return ec;
   planned_.clear();
-  if (changes_ > 0 || !changed_.empty()) {
+  const bool changed = changed_anything();
+  if (changed) {
     if ((ec = sync_changed())) return ec;
     m_.crash_point();  // during commit: every change durable, no commit record yet
     if ((ec = append(rec_commit{}))) return ec;
@@ -389,8 +390,9 @@ std::error_code transaction::commit() {
   }
   done_ = true;
   // Committed. The outcome before the journal goes (recovery records it from the journal
-  // if a crash comes first); a failure here leaves TXN_STATUS unknown, nothing else.
-  if (std::error_code o = m_.record_outcome(client_txnid_, true))
+  // if a crash comes first); a failure here leaves TXN_STATUS unknown, nothing else. Of a
+  // transaction that changed nothing, in memory only (a restart forgets it: TXN_UNKNOWN).
+  if (std::error_code o = m_.record_outcome(client_txnid_, true, changed))
     std::fprintf(stderr, "vnfsd: cannot record the outcome of transaction %016llx (%s)\n",
                  static_cast<unsigned long long>(client_txnid_), o.message().c_str());
   // A failure to remove the files now only leaves work for the next recovery.
@@ -406,7 +408,7 @@ void transaction::rollback(bool record_outcome) {
   if (ec) stop_server("rollback", ec);
   if ((ec = undo(m_.exp(), sfd, data_.get(), records_))) stop_server("rollback", ec);
   if (record_outcome)
-    if (std::error_code o = m_.record_outcome(client_txnid_, false))
+    if (std::error_code o = m_.record_outcome(client_txnid_, false, changed_anything()))
       std::fprintf(stderr, "vnfsd: cannot record the outcome of transaction %016llx (%s)\n",
                    static_cast<unsigned long long>(client_txnid_), o.message().c_str());
   if ((ec = finish(sfd, prefix_, prefix_ + ".journal", true, [this] { m_.crash_point(); })))

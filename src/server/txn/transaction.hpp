@@ -92,6 +92,9 @@ class transaction {
   /// How many records the operations that ran so far needed (a COMPOUND that changed
   /// something added some; planned records count once their operation runs).
   std::size_t changes() const noexcept { return changes_; }
+  /// Whether an operation of it changed anything in the export (its outcome is then
+  /// recorded durably; else committing and rolling back leave the same export).
+  bool changed_anything() const noexcept { return changes_ > 0 || !changed_.empty(); }
 
   /// After an operation of the transaction ran: `current` is the current object if it
   /// succeeded (null if it failed). Notes the object a protected create made. A

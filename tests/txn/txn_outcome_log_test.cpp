@@ -1,0 +1,82 @@
+// The outcome log (src/server/txn/outcome_log.hpp), which TXN_STATUS answers from: outcomes
+// recorded by concurrent callers share fdatasyncs (group commit) and are all there after a
+// reopen (a restart); the outcome of a transaction that changed nothing is kept in memory
+// only — answered until a restart, unknown after it.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "server/fs/unique_fd.hpp"
+#include "server/txn/outcome_log.hpp"
+#include "vnfs/test/temp_dir.hpp"
+
+using namespace vnfs;
+using nfs4::txn_outcome4;
+using server::txn::outcome_log;
+
+namespace {
+
+server::fs::unique_fd open_dir(const std::filesystem::path& p) {
+  server::fs::unique_fd fd(::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  REQUIRE(fd);
+  return fd;
+}
+
+txn_outcome4 outcome_for(std::uint64_t id) { return id % 3 == 0 ? txn_outcome4::TXN_ABORTED : txn_outcome4::TXN_COMMITTED; }
+
+}  // namespace
+
+TEST_CASE("outcomes recorded at once share fdatasyncs, and every one survives a reopen", "[txn][outcome]") {
+  test::temp_dir d("vnfs-txn-outcomes");
+  auto dir = open_dir(d.path());
+  constexpr int threads = 8, per_thread = 64;
+  std::uint64_t syncs = 0;
+  {
+    outcome_log log(dir.get());
+    std::vector<std::thread> ts;
+    std::vector<std::error_code> errors(threads);
+    for (int t = 0; t < threads; ++t)
+      ts.emplace_back([&, t] {
+        for (int i = 0; i < per_thread; ++i) {
+          const std::uint64_t id = 1000 + static_cast<std::uint64_t>(t * per_thread + i);
+          if (std::error_code ec = log.record(id, outcome_for(id))) errors[static_cast<std::size_t>(t)] = ec;
+        }
+      });
+    for (auto& t : ts) t.join();
+    for (const auto& ec : errors) CHECK(ec == std::error_code());
+    for (std::uint64_t id = 1000; id < 1000 + threads * per_thread; ++id) CHECK(log.find(id) == outcome_for(id));
+    syncs = log.syncs();
+  }
+  CHECK(syncs >= 1);
+  CHECK(syncs <= threads * per_thread);  // one per record at most; fewer when callers overlapped
+  WARN("fdatasyncs for " << threads * per_thread << " outcomes: " << syncs);
+  CHECK(std::filesystem::file_size(d.path() / "outcomes") == threads * per_thread * 16);
+  outcome_log again(dir.get());
+  for (std::uint64_t id = 1000; id < 1000 + threads * per_thread; ++id) CHECK(again.find(id) == outcome_for(id));
+  CHECK(again.find(999) == txn_outcome4::TXN_UNKNOWN);
+}
+
+TEST_CASE("the outcome of a transaction that changed nothing is answered until a restart, not after", "[txn][outcome]") {
+  test::temp_dir d("vnfs-txn-outcomes");
+  auto dir = open_dir(d.path());
+  {
+    outcome_log log(dir.get());
+    REQUIRE(log.record(7, txn_outcome4::TXN_COMMITTED, false) == std::error_code());
+    REQUIRE(log.record(8, txn_outcome4::TXN_ABORTED, false) == std::error_code());
+    REQUIRE(log.record(9, txn_outcome4::TXN_COMMITTED) == std::error_code());
+    CHECK(log.find(7) == txn_outcome4::TXN_COMMITTED);
+    CHECK(log.find(8) == txn_outcome4::TXN_ABORTED);
+    CHECK(log.find(9) == txn_outcome4::TXN_COMMITTED);
+    CHECK(log.syncs() == 1);  // the durable one only
+  }
+  CHECK(std::filesystem::file_size(d.path() / "outcomes") == 16);
+  outcome_log again(dir.get());
+  CHECK(again.find(7) == txn_outcome4::TXN_UNKNOWN);
+  CHECK(again.find(8) == txn_outcome4::TXN_UNKNOWN);
+  CHECK(again.find(9) == txn_outcome4::TXN_COMMITTED);
+}
