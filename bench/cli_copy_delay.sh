@@ -31,7 +31,7 @@ ganesha_bin=${GANESHA_BIN:-$(command -v ganesha.nfsd || echo /usr/bin/ganesha.nf
 [ "$(id -u)" = 0 ] && [ -x "$ganesha_bin" ] || { echo "cli_copy_delay: needs root and ganesha.nfsd" >&2; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/vnfs-cli-copy-delay.XXXXXX")
-scratch_fs=$(findmnt -n -o FSTYPE -T "$work" || stat -f -c %T "$work")
+scratch_fs=$(findmnt -n -f -o FSTYPE -T "$work" || stat -f -c %T "$work")
 source bench/two_servers.sh
 start_two_servers cli_copy_delay
 
