@@ -7,9 +7,16 @@
 # COMPOUNDs; also the same copies with no proxy (0 ms), which leaves the local side and the
 # servers' time. Every copy back is checked with diff -r. libnfs's side of the comparison
 # is bench/baseline_netns.sh (NFSv3 needs a namespace of its own).
+# The two servers take turns run by run (vnfsd first in odd runs, Ganesha in even ones): on
+# an ext4 without a journal, creating files costs more for a few seconds after files were
+# deleted nearby (the allocator skips recently deleted inodes one by one), so whoever runs
+# right after the set-up, or after another program's clean-up, pays for it; taking turns
+# spreads that over both servers.
 # Writes bench/results/cli_copy_delay.json (or OUT).
 # Usage: bash bench/cli_copy_delay.sh [OUT] [RUNS] [DELAY_MS]   (default 3 runs, 2.8 ms each way)
 #   VNFS_BIN: another vnfs binary (e.g. of an earlier build) instead of build/default's.
+#   TMPDIR: where the exports and the local trees go (default /tmp); the JSON names its
+#   file system type (scratch_fs), e.g. tmpfs to leave the disk out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-bench/results/cli_copy_delay.json}
@@ -23,7 +30,8 @@ vnfs=${VNFS_BIN:-build/default/tools/vnfs}
 ganesha_bin=${GANESHA_BIN:-$(command -v ganesha.nfsd || echo /usr/bin/ganesha.nfsd)}
 [ "$(id -u)" = 0 ] && [ -x "$ganesha_bin" ] || { echo "cli_copy_delay: needs root and ganesha.nfsd" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/vnfs-cli-copy-delay.XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}/vnfs-cli-copy-delay.XXXXXX")
+scratch_fs=$(findmnt -n -f -o FSTYPE -T "$work" || stat -f -c %T "$work")
 source bench/two_servers.sh
 start_two_servers cli_copy_delay
 
@@ -49,13 +57,14 @@ timed() {  # SERVER RTT DIRECTION RUN ARGS...: one whole vnfs process
   echo "$server rtt $rtt ms $direction run $run: $s s $stats"
 }
 rtt=$(awk "BEGIN{print 2 * $delay}")
-for server in vnfsd ganesha; do
-  for mode in direct proxy; do
-    port=$vport; [ $server = ganesha ] && port=$gport
-    r=0
-    if [ $mode = proxy ]; then port=$vproxy; [ $server = ganesha ] && port=$gproxy; r=$rtt; fi
-    url=nfs://127.0.0.1:$port; [ $server = ganesha ] && url=$url/export
-    for run in $(seq "$runs"); do
+for mode in direct proxy; do
+  for run in $(seq "$runs"); do
+    order="vnfsd ganesha"; [ $((run % 2)) = 0 ] && order="ganesha vnfsd"
+    for server in $order; do
+      port=$vport; [ $server = ganesha ] && port=$gport
+      r=0
+      if [ $mode = proxy ]; then port=$vproxy; [ $server = ganesha ] && port=$gproxy; r=$rtt; fi
+      url=nfs://127.0.0.1:$port; [ $server = ganesha ] && url=$url/export
       n=$((n + 1))
       timed "$server" "$r" to_server "$run" cp -r "$work/src/d" "$url/t$n"
       timed "$server" "$r" from_server "$run" cp -r "$url/t$n" "$work/back$n"
@@ -66,8 +75,8 @@ done
 
 mkdir -p "$(dirname "$out")"
 {
-  printf '{"bench":"cli_copy_delay","files":1000,"file_bytes":1024,"delay_ms":%s,"vnfs":"%s","date":"%s","results":[\n' \
-    "$delay" "$vnfs" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  printf '{"bench":"cli_copy_delay","files":1000,"file_bytes":1024,"delay_ms":%s,"vnfs":"%s","scratch_fs":"%s","date":"%s","results":[\n' \
+    "$delay" "$vnfs" "$scratch_fs" "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   (IFS=$'\n'; echo "${results[*]}" | sed '$!s/$/,/')
   echo "]}"
 } > "$out"

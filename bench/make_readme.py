@@ -452,9 +452,12 @@ def round2(res, w):
     srv, srv0 = load(os.path.join(res, "cli_servers.json")), load(os.path.join(res, "cli_servers-before.json"))
     lc, lc0 = load(os.path.join(res, "local_copy.json")), load(os.path.join(res, "local_copy-before.json"))
     cd, cd0 = load(os.path.join(res, "cli_copy_delay.json")), load(os.path.join(res, "cli_copy_delay-before.json"))
+    cdt = load(os.path.join(res, "cli_copy_delay-tmpfs.json"))
+    vr, vr0 = load(os.path.join(res, "vread_16m.json")), load(os.path.join(res, "vread_16m-before.json"))
     ex = load(os.path.join(res, "vnfs_experiments.json")) or {}
     rerun = next((r for r in ex.get("reruns", []) if {"figure": "6", "server": "ganesha"} in r["pairs"]), None)
-    if not (cr and cr0) and not (one and one0) and not (srv and srv0) and not (lc and lc0) and not cd and not rerun:
+    if not (cr and cr0) and not (one and one0) and not (srv and srv0) and not (lc and lc0) and not cd and not rerun \
+            and not (vr and vr0):
         return
     w("## Issue 18: before and after\n")
     if rerun:
@@ -561,8 +564,16 @@ def round2(res, w):
           f"bench/cli_copy_delay.sh bench/results/cli_copy_delay-before.json`). libnfs: its copy phase from the same "
           f"Ganesha at the same delay (`bash bench/baseline_netns.sh --delays {cd['delay_ms']:g} --files 1000 --repeat 3`"
           f"{', ' + format(lib_s, '.2f') + ' s' if lib_s else ', not in this run'}). The goal: >= 120 x libnfs.\n")
-        w("| server | RTT ms | direction | before s | after s (COMPOUNDs) | libnfs s / after s |")
-        w("|---|---|---|---|---|---|")
+        if cdt:
+            w(f"The servers take turns run by run. After: the scratch (exports and local trees) on "
+              f"{cd.get('scratch_fs', 'the disk')} under /tmp, and on {cdt.get('scratch_fs', 'tmpfs')} "
+              f"(`TMPDIR=/dev/shm bash bench/cli_copy_delay.sh bench/results/cli_copy_delay-tmpfs.json`): "
+              "this disk's ext4 has no journal, and on it creating a file costs more for some seconds after "
+              "files were deleted nearby (the allocator passes over recently deleted inodes one by one), which "
+              "is what the slow runs on disk, of either server, spend their time on.\n")
+        w(f"| server | RTT ms | direction | before s | after s (COMPOUNDs) |{' after, tmpfs s |' if cdt else ''} "
+          "libnfs s / after s |")
+        w(f"|---|---|---|---|---|{'---|' if cdt else ''}---|")
         def runs(doc, server, rtt, direction):
             return [r for r in (doc or {}).get("results", [])
                     if (r["server"], r["rtt_ms"], r["direction"]) == (server, rtt, direction)]
@@ -578,7 +589,26 @@ def round2(res, w):
             b = f"{statistics.median(r['wall_seconds'] for r in before):.3f}" if before else "-"
             comps = statistics.median(r["stats"]["compounds"] for r in after)
             ratio = f"{fx(lib_s / a)}" if lib_s and k[1] > 0 else "-"
-            w(f"| {k[0]} | {k[1]:g} | {k[2].replace('_', ' ')} | {b} | {a:.3f} ({comps:g}) | {ratio} |")
+            t = runs(cdt, *k)
+            tcol = (f" {statistics.median(r['wall_seconds'] for r in t):.3f} |" if t else " - |") if cdt else ""
+            w(f"| {k[0]} | {k[1]:g} | {k[2].replace('_', ' ')} | {b} | {a:.3f} ({comps:g}) |{tcol} {ratio} |")
+        w("")
+    if vr and vr0:
+        w("8 x 16 MiB files read by one vread (vec) and by the scalar calls (open, 1 MiB preads one after "
+          "another, close) from vnfsd over loopback, without delay, taking turns run by run; speedup = scalar "
+          "seconds / vec seconds of the same turn. Before: vnfsd before its workers began to write their own "
+          "replies, after: this build's (`build/default/bench/vnfs_experiments --figures 6 --ops read --sizes 16M "
+          f"--servers vnfsd --delays direct --repeats {vr['parameters']['repeats']} --out bench/results/vread_16m.json`; "
+          "before: the same with `VNFSD_BIN=OLD/vnfsd` and `--out bench/results/vread_16m-before.json`). The goal: "
+          "never slower than the scalar calls.\n")
+        w("| vnfsd | vec s, median (min) | scalar s, median (min) | speedup, median (min-max) |")
+        w("|---|---|---|---|")
+        for label, doc in (("before", vr0), ("after", vr)):
+            pts = {q["mode"]: q for q in doc["points"]}
+            sp = doc["speedups"][0]
+            w(f"| {label} | {pts['vec']['median_seconds']:.4f} ({pts['vec']['min_seconds']:.4f}) | "
+              f"{pts['scalar']['median_seconds']:.4f} ({pts['scalar']['min_seconds']:.4f}) | "
+              f"{sp['median']:.2f} ({sp['min']:.2f}-{sp['max']:.2f}) |")
         w("")
 
 

@@ -262,12 +262,12 @@ void write_ratio(std::ostream& o, const ratio& r) {
 
 int main(int argc, char** argv) try {
   bool quick = false;
-  std::string figures = "6,7,8", servers = "vnfsd,ganesha", delays = "direct,0.1,0.6,2.6";
+  std::string figures = "6,7,8", servers = "vnfsd,ganesha", delays = "direct,0.1,0.6,2.6", ops6 = "read,write";
   std::string sizes6, sizes8, degrees = "1,2,4,8,16,32,64,128,256", out = "bench/results/vnfs_experiments.json";
   unsigned files = 1000, repeats = 3, items7 = 0, iterations8 = 0, server_threads = 4;
   double window_mib = static_cast<double>(vector_window) / mib;
   std::string memory = "registered";
-  std::string delay7 = "0.1", delay8 = "0.1", ganesha_modes = "vec";
+  std::string delay7 = "0.1", delay8 = "0.1", ganesha_modes = "vec", vnfsd_modes = "vec,scalar";
   double bytes_cap_mib = 0, sample_cap = 60;
   po::options_description desc(
       "Usage: vnfs_experiments [options]\n\n"
@@ -277,8 +277,11 @@ int main(int argc, char** argv) try {
       ("quick", po::bool_switch(&quick), "bounded run: sizes 1K,64K,1M (Fig. 6), 16 MiB per point, fewer items")
       ("figures", po::value(&figures)->default_value(figures), "comma-separated: 6, 7, 8")
       ("servers", po::value(&servers)->default_value(servers), "comma-separated: vnfsd, ganesha")
+      ("vnfsd-modes", po::value(&vnfsd_modes)->default_value(vnfsd_modes),
+       "Fig. 6 modes against vnfsd: vec, scalar (one alone, e.g. to profile the server)")
       ("ganesha-modes", po::value(&ganesha_modes)->default_value(ganesha_modes), "modes against Ganesha: vec, scalar")
       ("delays", po::value(&delays)->default_value(delays), "Fig. 6: 'direct' and/or vnfs-netdelay --delay-ms values")
+      ("ops", po::value(&ops6)->default_value(ops6), "Fig. 6 operations: read and/or write")
       ("sizes", po::value(&sizes6), "Fig. 6 file sizes (default 1K,4K,16K,64K,256K,1M,4M,16M; quick 1K,64K,1M)")
       ("files", po::value(&files)->default_value(files), "Fig. 6 files per size (capped by --bytes-cap-mib)")
       ("bytes-cap-mib", po::value(&bytes_cap_mib), "files x size at most this (default 128; quick 16)")
@@ -312,6 +315,10 @@ int main(int argc, char** argv) try {
   if (!vm.count("bytes-cap-mib")) bytes_cap_mib = quick ? 16 : 128;
   if (!vm.count("items7")) items7 = quick ? 256 : 1000;
   if (!vm.count("iterations8")) iterations8 = quick ? 30 : 100;
+  for (const auto& op : vnfs::bench::split_list(ops6))
+    if (op != "read" && op != "write") throw std::runtime_error("--ops: read and/or write");
+  for (const auto& m : vnfs::bench::split_list(vnfsd_modes + "," + ganesha_modes))
+    if (m != "vec" && m != "scalar") throw std::runtime_error("--vnfsd-modes, --ganesha-modes: vec and/or scalar");
   if (repeats == 0 || repeats > 100) throw std::runtime_error("--repeats must be 1..100");
   if (files == 0 || files > 100000) throw std::runtime_error("--files must be 1..100000");
   if (items7 == 0 || items7 > 100000) throw std::runtime_error("--items7 must be 1..100000");
@@ -364,7 +371,7 @@ int main(int argc, char** argv) try {
     std::unique_ptr<vnfs::bench::ganesha_process> ganesha;
     target t;
     t.name = server;
-    std::vector<std::string> modes = {"vec", "scalar"};
+    std::vector<std::string> modes = vnfs::bench::split_list(vnfsd_modes);
     if (server == "vnfsd") {
       std::fprintf(stderr, "[%s] creating the data sets ...\n", server.c_str());
       populate(dir.path());
@@ -440,8 +447,8 @@ int main(int argc, char** argv) try {
 
     if (has(figures, "6")) {
       for (const auto& delay : vnfs::bench::split_list(delays)) {
-        for (const char* op : {"read", "write"}) {
-          bool write = std::string(op) == "write";
+        for (const auto& op : vnfs::bench::split_list(ops6)) {
+          bool write = op == "write";
           for (auto s : size_list6) {
             unsigned n = files_for(s);
             std::size_t per_call = std::max<std::size_t>(1, call_budget / s);
@@ -496,7 +503,7 @@ int main(int argc, char** argv) try {
 
   std::ofstream o = vnfs::bench::open_results(out, "vnfs_experiments");
   o << "  \"parameters\": {\"quick\": " << (quick ? "true" : "false") << ", \"figures\": \"" << figures
-    << "\", \"servers\": \"" << servers << "\", \"ganesha_modes\": \"" << ganesha_modes << "\", \"delays_ms\": \""
+    << "\", \"servers\": \"" << servers << "\", \"ganesha_modes\": \"" << ganesha_modes << "\", \"vnfsd_modes\": \"" << vnfsd_modes << "\", \"ops\": \"" << ops6 << "\", \"delays_ms\": \""
     << delays << "\", \"sizes\": \"" << sizes6 << "\", \"files\": " << files << ", \"bytes_cap\": " << bytes_cap
     << ", \"call_budget_bytes\": " << call_budget << ", \"repeats\": " << repeats
     << ", \"sample_seconds_cap\": " << sample_cap << ", \"degrees\": \"" << degrees << "\", \"items7\": " << items7

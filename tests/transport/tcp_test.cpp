@@ -169,6 +169,67 @@ TEST_CASE("tcp: a 4 MiB record in both directions") {
   CHECK(st.bytes_out == (4u << 20) + 8);  // record mark + opaque length
 }
 
+// A reply made by a worker starts to leave from the worker itself (as much as the socket
+// takes without waiting); the strand writes the rest. Here the client reads nothing until
+// send() has returned, so a 16 MiB reply cannot have left whole from the worker (the
+// socket buffers hold a few MiB at most).
+TEST_CASE("tcp: a worker's reply larger than the socket takes at once arrives whole, counted once") {
+  constexpr std::size_t size = 16u << 20;
+  std::promise<bool> sent;  // send()'s answer, given once it has returned
+  fixture* self = nullptr;
+  fixture f(1 << 20, [&self, &sent](const std::shared_ptr<tcp::connection>& c, std::vector<std::byte>) {
+    asio::post(self->pool, [c, &sent] {
+      auto payload = std::make_shared<const std::vector<std::byte>>(pattern(size, 21));
+      xdr::encoder e;
+      e.put_opaque_ref(*payload);
+      sent.set_value(c->send(std::move(e), payload));
+    });
+  });
+  self = &f;
+  auto ch = f.connect();
+  ch.send_record(pattern(4, 0));
+  auto answer = sent.get_future();
+  REQUIRE(answer.wait_for(wait_limit) == std::future_status::ready);
+  CHECK(answer.get());
+  auto reply = ch.receive_record();
+  xdr::decoder d(reply);
+  auto body = d.get_opaque();
+  REQUIRE(d.remaining() == 0);
+  auto expect = pattern(size, 21);
+  CHECK(std::equal(body.begin(), body.end(), expect.begin(), expect.end()));
+  auto conn = f.srv->connections()[0];
+  CHECK(eventually([&] { return conn->stats().records_out == 1; }));
+  CHECK(conn->stats().bytes_out == size + 8);  // record mark + opaque length, each byte once
+}
+
+// More pieces than one sendmsg may gather (IOV_MAX, 1024 on Linux): the worker's write stops
+// at that many, and the strand sends the rest in order.
+TEST_CASE("tcp: a worker's reply of 3,000 referenced pieces arrives whole and in order") {
+  constexpr std::uint32_t pieces = 3000, piece = 100;
+  fixture* self = nullptr;
+  fixture f(1 << 20, [&self](const std::shared_ptr<tcp::connection>& c, std::vector<std::byte>) {
+    asio::post(self->pool, [c] {
+      auto payload = std::make_shared<const std::vector<std::byte>>(pattern(pieces * piece, 22));
+      xdr::encoder e;
+      for (std::uint32_t i = 0; i < pieces; ++i)
+        e.put_opaque_ref(std::span<const std::byte>(payload->data() + i * piece, piece));
+      c->send(std::move(e), payload);
+    });
+  });
+  self = &f;
+  auto ch = f.connect();
+  ch.send_record(pattern(4, 0));
+  auto reply = ch.receive_record();
+  CHECK(reply.size() == pieces * (4 + piece));
+  xdr::decoder d(reply);
+  auto expect = pattern(pieces * piece, 22);
+  for (std::uint32_t i = 0; i < pieces; ++i) {
+    auto body = d.get_opaque();
+    REQUIRE(std::equal(body.begin(), body.end(), expect.begin() + i * piece, expect.begin() + (i + 1) * piece));
+  }
+  CHECK(d.remaining() == 0);
+}
+
 TEST_CASE("tcp: an oversize record closes that connection only") {
   fixture f(64 * 1024);
   auto good = f.connect();

@@ -1,6 +1,10 @@
 #include "transport/tcp/connection.hpp"
 
+#include <sys/socket.h>
+#include <sys/uio.h>
+
 #include <algorithm>
+#include <climits>
 #include <exception>
 #include <utility>
 
@@ -106,30 +110,57 @@ void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
 }
 
 bool connection::send(xdr::encoder&& msg, std::shared_ptr<const void> keepalive) {
-  {
-    std::lock_guard lock(mu_);
-    if (closed_.load(std::memory_order_relaxed)) return false;
-    queue_.push_back({std::move(msg), std::move(keepalive)});
-    if (writing_) return true;
-    writing_ = true;
-  }
+  std::unique_lock lock(mu_);
+  if (closed_.load(std::memory_order_relaxed)) return false;
+  queue_.push_back({std::move(msg), std::move(keepalive)});
+  if (writing_) return true;
+  writing_ = true;
   // On the strand (a reply made by the thread that received the call) the write starts at
-  // once; from elsewhere it is handed to the strand.
-  if (strand_.running_in_this_thread())
+  // once. From elsewhere (a worker that executed the call) the message starts to leave from
+  // the calling thread, as much of it as the socket takes without waiting, while the bytes
+  // the worker just produced (READ payload) are still in its core's cache; the strand
+  // writes the rest and does the bookkeeping. The lock is held meanwhile, so shut() cannot
+  // close the socket under the write.
+  if (strand_.running_in_this_thread()) {
+    lock.unlock();
     write_next();
-  else
-    asio::post(strand_, [self = shared_from_this()] { self->write_next(); });
+    return true;
+  }
+  head_sent_ = write_now(queue_.front());
+  lock.unlock();
+  asio::post(strand_, [self = shared_from_this()] { self->write_next(); });
   return true;
 }
 
+std::size_t connection::write_now(const outgoing& o) {
+  std::vector<xdr::bytes_view> pieces = o.msg.pieces();
+  rpc::framed_record frame = rpc::frame_record(pieces);
+  std::vector<iovec> iov;
+  iov.reserve(std::min<std::size_t>(frame.buffers.size(), IOV_MAX));
+  for (auto b : frame.buffers) {
+    if (iov.size() == IOV_MAX) break;
+    iov.push_back({const_cast<std::byte*>(b.data()), b.size()});
+  }
+  msghdr mh{};
+  mh.msg_iov = iov.data();
+  mh.msg_iovlen = iov.size();
+  const ssize_t n = ::sendmsg(socket_.native_handle(), &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n <= 0) return 0;  // nothing taken now (a full socket, or an error the strand's write will meet)
+  bytes_out_.fetch_add(static_cast<std::size_t>(n), std::memory_order_relaxed);
+  return static_cast<std::size_t>(n);
+}
+
 void connection::write_next() {
+  std::size_t skip = 0;  // bytes of the first message that send() wrote already
   {
     std::lock_guard lock(mu_);
     if (queue_.empty() || socket_closed_) {
       writing_ = false;
+      head_sent_ = 0;
       return;
     }
     inflight_.swap(queue_);
+    skip = std::exchange(head_sent_, 0);
   }
   // Everything queued goes out in one gather write, each message its own record.
   frames_.clear();
@@ -138,7 +169,11 @@ void connection::write_next() {
   for (const outgoing& o : inflight_) {
     std::vector<xdr::bytes_view> pieces = o.msg.pieces();
     frames_.push_back(rpc::frame_record(pieces));
-    for (auto b : frames_.back().buffers) buffers_.emplace_back(b.data(), b.size());
+    for (auto b : frames_.back().buffers) {
+      const std::size_t drop = std::min(skip, b.size());
+      skip -= drop;
+      if (drop < b.size()) buffers_.emplace_back(b.data() + drop, b.size() - drop);
+    }
   }
   asio::async_write(socket_, buffers_,
                     asio::bind_executor(strand_, [self = shared_from_this()](const boost::system::error_code& ec,

@@ -77,8 +77,10 @@ class connection : public std::enable_shared_from_this<connection> {
 
   /// Queues `msg` to be written as ONE record (a single fragment), after every message
   /// queued before it, by a gather write of msg.pieces(): referenced payloads are sent from
-  /// where they are. `keepalive` is held until the write completes, to keep memory that
-  /// msg references alive. Thread-safe. Returns false, sending nothing, once closed.
+  /// where they are. When nothing is being written, a call from outside the strand writes
+  /// what the socket takes at once from the calling thread (without waiting), and the
+  /// strand writes the rest. `keepalive` is held until the write completes, to keep memory
+  /// that msg references alive. Thread-safe. Returns false, sending nothing, once closed.
   bool send(xdr::encoder&& msg, std::shared_ptr<const void> keepalive = {});
 
   /// Closes the socket; queued messages not yet written are discarded. Thread-safe,
@@ -106,6 +108,7 @@ class connection : public std::enable_shared_from_this<connection> {
   void read_next();
   void on_read(const boost::system::error_code& ec, std::size_t n);
   void write_next();
+  std::size_t write_now(const outgoing& o);  // under mu_, off the strand: bytes the socket took
   void shut(std::error_code why);  // on the strand
   void arm_idle_timer();           // on the strand
   void on_idle_timer();            // on the strand
@@ -126,6 +129,7 @@ class connection : public std::enable_shared_from_this<connection> {
   std::mutex mu_;                  // guards queue_, writing_ and the closed_ transition
   std::vector<outgoing> queue_;
   bool writing_ = false;           // a write_next chain is active
+  std::size_t head_sent_ = 0;      // bytes of queue_.front() that send() wrote itself
   std::atomic<bool> closed_{false};
   bool socket_closed_ = false;     // strand only
 
