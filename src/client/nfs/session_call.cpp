@@ -48,7 +48,8 @@ bool repeatable(const nfs4::nfs_argop4& op) {
   return std::holds_alternative<nfs4::PUTFH4args>(op) || std::holds_alternative<nfs4::PUTROOTFH4args>(op) ||
          std::holds_alternative<nfs4::LOOKUP4args>(op) || std::holds_alternative<nfs4::GETFH4args>(op) ||
          std::holds_alternative<nfs4::GETATTR4args>(op) || std::holds_alternative<nfs4::READ4args>(op) ||
-         std::holds_alternative<nfs4::READLINK4args>(op) || std::holds_alternative<nfs4::READDIR4args>(op);
+         std::holds_alternative<nfs4::READLINK4args>(op) || std::holds_alternative<nfs4::READDIR4args>(op) ||
+         std::holds_alternative<nfs4::SAVEFH4args>(op) || std::holds_alternative<nfs4::RESTOREFH4args>(op);
 }
 
 // Only the replies of the others need the server's reply cache: a READ of 1 MiB does not fit

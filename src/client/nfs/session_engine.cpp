@@ -198,7 +198,17 @@ bool session_engine::impl::retry_later(std::unique_ptr<session_call>& c, const c
   const bool delayed = r.res.status == nfsstat4::NFS4ERR_DELAY && r.res.resarray.size() == 2 && c->ops.size() >= 2;
   if (!delayed && (r.res.status != nfsstat4::NFS4ERR_GRACE || r.res.resarray.size() > c->ops.size())) return false;
   const std::size_t failed = r.res.resarray.size() - 1;  // its index in ops too (SEQUENCE is 0)
-  if (failed < 1 || !std::all_of(c->ops.begin() + 1, c->ops.begin() + static_cast<std::ptrdiff_t>(failed), repeatable))
+  // Everything before the refused operation changed nothing. A VNFS_TXN that joins an open
+  // transaction or makes a single-COMPOUND one counts as such: a COMPOUND that fails having
+  // changed nothing leaves the joined transaction as it was and rolls a single one back
+  // whole (docs/transactions.md), so sent again it runs as the first time.
+  const auto nothing_changed = [](const nfs4::nfs_argop4& op) {
+    const auto* t = std::get_if<nfs4::VNFS_TXN4args>(&op);
+    if (t == nullptr) return repeatable(op);
+    const auto action = static_cast<nfs4::txn_action4>(t->action);
+    return action == nfs4::txn_action4::TXN_JOIN || action == nfs4::txn_action4::TXN_ONE_COMPOUND;
+  };
+  if (failed < 1 || !std::all_of(c->ops.begin() + 1, c->ops.begin() + static_cast<std::ptrdiff_t>(failed), nothing_changed))
     return false;
   const auto now = clock_type::now();
   if (c->grace_wait.count() == 0) c->grace_since = now;
