@@ -80,12 +80,16 @@ vresult remove_scenario(client& c) {
 
 /// Fails if it runs a second time after it committed: the exclusive create finds its file;
 /// and a second run that got through would append twice.
+std::vector<std::uint64_t> once_bytes;  ///< vio::bytes of once_scenario's last call
+
 vresult once_scenario(client& c) {
   static const std::string data(700, 'X');
   std::vector<vio> w;
   w.emplace_back(vfile("excl"), 0, std::as_bytes(std::span(data)), vio_flags::create | vio_flags::exclusive);
   w.emplace_back(vfile("c"), 0, std::as_bytes(std::span(data).first(50)), vio_flags::append);
-  return c.vwrite(w);
+  vresult r = c.vwrite(w);
+  once_bytes = {w[0].bytes, w[1].bytes};
+  return r;
 }
 
 client connect_to(const vnfsd_process& p) {
@@ -106,7 +110,8 @@ struct told {
 /// port (recovery runs first) while the client waits: the client must not run the
 /// transaction again, but ask how it ended, and report exactly that — committed with the
 /// tree as after one run, or errc::transaction_aborted with the tree as before.
-told crash_at_every_point(const scenario& run) {
+/// `committed(crashed)` runs after each call that reported committed.
+told crash_at_every_point(const scenario& run, const std::function<void(bool)>& committed_check = {}) {
   // The committed tree, without times (the server sets those when it runs).
   std::string after;
   {
@@ -148,6 +153,7 @@ told crash_at_every_point(const scenario& run) {
     const std::string now = tree_digest(work(d.path()));
     const bool rolled_back = now == before;
     const bool committed = tree_digest(work(d.path()), {.times = false}) == after;
+    if (r.ok() && committed_check) committed_check(crashed);
     if (!crashed) {
       CHECK(r.ok());  // the transaction ended before crash point n
       CHECK(committed);
@@ -197,7 +203,10 @@ TEST_CASE("a crash at any point of a vremove transaction leaves the export befor
 
 TEST_CASE("a transaction whose reply a crash lost is not run again: committed once, or aborted", "[txn][crash]") {
   // Exclusive create and append: a second run would fail (the file exists) or append twice.
-  const told t = crash_at_every_point(once_scenario);
+  const told t = crash_at_every_point(once_scenario, [](bool crashed) {
+    // Committed with its reply: the bytes written; with the reply lost, not known (0).
+    CHECK(once_bytes == (crashed ? std::vector<std::uint64_t>{0, 0} : std::vector<std::uint64_t>{700, 50}));
+  });
   CHECK(t.committed >= 2);
   CHECK(t.aborted >= 4);
 }
