@@ -57,8 +57,10 @@ class extractor {
     if (!a_) throw archive_error("", "out of memory");
     archive_read_support_format_all(a_.get());
     archive_read_support_filter_all(a_.get());
-    if (archive_read_open_fd(a_.get(), fd, o.read_block) != ARCHIVE_OK)
-      throw archive_error("", std::string("cannot read the archive: ") + archive_error_string(a_.get()));
+    if (archive_read_open_fd(a_.get(), fd, o.read_block) != ARCHIVE_OK) {
+      const char* s = archive_error_string(a_.get());  // null when libarchive set no message
+      throw archive_error("", std::string("cannot read the archive: ") + (s ? s : "unknown error"));
+    }
   }
 
   archive_stats run() {
