@@ -64,7 +64,7 @@ bool is_gone(const std::error_code& ec) {
 
 /// Fail-stop: an undo that cannot finish leaves the journal for recovery at the next start.
 [[noreturn]] void stop_server(const char* what, const std::error_code& ec) {
-  std::fprintf(stderr, "vnfsd: transaction %s failed (%s); exiting so that recovery at start-up rolls it back\n",
+  std::fprintf(stderr, "vnfsd: transaction %s failed (%s); exiting so that recovery at start-up finishes it from its journal\n",
                what, ec.message().c_str());
   ::_exit(87);
 }
@@ -390,11 +390,11 @@ std::error_code transaction::commit() {
   }
   done_ = true;
   // Committed. The outcome before the journal goes (recovery records it from the journal
-  // if a crash comes first); a failure here leaves TXN_STATUS unknown, nothing else. Of a
-  // transaction that changed nothing, in memory only (a restart forgets it: TXN_UNKNOWN).
-  if (std::error_code o = m_.record_outcome(client_txnid_, true, changed))
-    std::fprintf(stderr, "vnfsd: cannot record the outcome of transaction %016llx (%s)\n",
-                 static_cast<unsigned long long>(client_txnid_), o.message().c_str());
+  // if a crash comes first). Of a transaction that changed nothing, in memory only (a
+  // restart forgets it: TXN_UNKNOWN). Fail-stop if it cannot be recorded: TXN_UNKNOWN for a
+  // committed transaction would tell the client it never committed; recovery records it
+  // from the journal, which is still there.
+  if (std::error_code o = m_.record_outcome(client_txnid_, true, changed)) stop_server("outcome record", o);
   // A failure to remove the files now only leaves work for the next recovery.
   finish(sfd, prefix_, prefix_ + ".journal", false, [this] { m_.crash_point(); });
   return {};
@@ -409,8 +409,7 @@ void transaction::rollback(bool record_outcome) {
   if ((ec = undo(m_.exp(), sfd, data_.get(), records_))) stop_server("rollback", ec);
   if (record_outcome)
     if (std::error_code o = m_.record_outcome(client_txnid_, false, changed_anything()))
-      std::fprintf(stderr, "vnfsd: cannot record the outcome of transaction %016llx (%s)\n",
-                   static_cast<unsigned long long>(client_txnid_), o.message().c_str());
+      stop_server("outcome record", o);  // as in commit(): recovery records it from the journal
   if ((ec = finish(sfd, prefix_, prefix_ + ".journal", true, [this] { m_.crash_point(); })))
     stop_server("clean-up", ec);
   // Latest first: a lock state goes before the open state it was made through.

@@ -104,12 +104,14 @@ class transaction {
   void end_compound() { planned_.clear(); }
 
   /// Makes every change durable (fsync of each object changed) and then the commit record;
-  /// records the outcome; removes the backups. An error means the commit record was not
+  /// records the outcome (fail-stop if it cannot: the process exits and recovery records it
+  /// from the journal); removes the backups. An error means the commit record was not
   /// written: the caller rolls back.
   std::error_code commit();
   /// Undoes everything in reverse order, records the outcome (aborted, unless
-  /// `record_outcome` is false) and removes the journal. Fail-stop: if an undo step fails,
-  /// the process exits so that recovery retries with the journal at start-up.
+  /// `record_outcome` is false) and removes the journal. Fail-stop: if an undo step or the
+  /// outcome record fails, the process exits so that recovery retries with the journal at
+  /// start-up.
   void rollback(bool record_outcome = true);
 
  private:
