@@ -142,6 +142,9 @@ struct dir_stream {
   std::uint64_t cookie = 0;        ///< where the next page starts
   std::uint64_t verifier = 0;      ///< the server's cookie verifier (opaque to callers)
   bool eof = false;
+  /// The directory's handle, once a backend learned it (nfs://: with the second page); later
+  /// pages start from it instead of looking the path up again. Opaque to callers.
+  file_handle handle;
 };
 
 class transaction;

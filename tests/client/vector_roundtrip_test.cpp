@@ -4,6 +4,7 @@
 #include <fcntl.h>
 
 #include <fstream>
+#include <set>
 
 #include "client_fixture.hpp"
 
@@ -105,6 +106,58 @@ TEST_CASE("path compression: relative LOOKUPs from the previous path", "[client]
   // SEQUENCE, PUTFH, LOOKUP from, SAVEFH, PUTFH, LOOKUP to, 20 RENAMEs.
   CHECK(k.compounds == 1);
   CHECK(k.operations == 6 + 20);
+}
+
+namespace {
+
+struct paged_listing {
+  client* c = nullptr;
+  std::uint64_t compounds_before = 0;
+  std::filesystem::path from, to;  ///< renamed while the second page is delivered
+  bool renamed = false;
+  std::set<std::string> names;
+  std::size_t duplicates = 0;
+};
+
+void on_paged_entry(const std::string&, const dir_entry& e, std::size_t, void* user) {
+  auto* l = static_cast<paged_listing*>(user);
+  if (!l->names.insert(e.name).second) ++l->duplicates;
+  if (!l->renamed && l->c->stats().compounds - l->compounds_before == 2) {
+    std::filesystem::rename(l->from, l->to);
+    l->renamed = true;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a directory of many pages: later pages start from its handle, not its path", "[client][vector][roundtrip]") {
+  if (skipped(target::vnfsd)) return;
+  client_env env(target::vnfsd);
+  client& c = env.c();
+  const std::size_t n = 1200;
+  std::filesystem::create_directories(env / "a/b/d");
+  for (std::size_t i = 0; i < n; ++i) std::ofstream(env / ("a/b/d/entry-" + std::to_string(i)));
+
+  // The directory is renamed while its second page is delivered: the pages after it still
+  // list it, because they name it by the handle the second page learned.
+  paged_listing l;
+  l.c = &c;
+  l.compounds_before = c.stats().compounds;
+  l.from = env / "a/b/d";
+  l.to = env / "a/b/renamed";
+  vlistdir_options o;
+  o.callback = on_paged_entry;
+  o.user = &l;
+  std::vector<std::string> dirs{"a/b/d"};
+  cost k = cost_of(c, [&] { REQUIRE_OK(c.vlistdir(dirs, o)); });
+  INFO(k.compounds << " COMPOUNDs, " << k.operations << " operations");
+  CHECK(l.renamed);
+  CHECK(l.names.size() == n);
+  CHECK(l.duplicates == 0);
+  // One page per COMPOUND. First: SEQUENCE, PUTFH, 3 LOOKUPs, READDIR; second: the same and
+  // GETFH; every later one: SEQUENCE, PUTFH, READDIR.
+  REQUIRE(k.compounds >= 3);
+  CHECK(k.operations == 6 + 7 + 3 * (k.compounds - 2));
 }
 
 TEST_CASE("a failure in a later COMPOUND reports the caller's index", "[client][vector][roundtrip]") {

@@ -469,10 +469,20 @@ void compound_vectors::vreaddir(std::span<dir_stream* const> dirs, unsigned mask
   std::vector<planned_item> plan;
   for (std::size_t i = 0; i < dirs.size(); ++i) {
     dir_stream* d = dirs[i];
-    planned_item it;
-    it.start.path = d->path;
+    // A listing of one page starts from its path. One of several pages learns the directory's
+    // handle with its second page (GETFH), and every later page starts from that handle:
+    // SEQUENCE, PUTFH, READDIR instead of the path's LOOKUPs again (from a pseudo-root, two
+    // or more), and the pages keep listing the same directory even if it is renamed.
+    planned_item it = d->handle.bytes.empty() ? planned_item{} : at_handle(to_fh(d->handle));
+    if (d->handle.bytes.empty()) it.start.path = d->path;
     it.end.k = item_end::kind::unchanged;
     it.touches.push_back(d->path);
+    if (!d->eof && d->cookie != 0 && d->handle.bytes.empty())
+      it.ops.push_back(make(GETFH4args{}, i, getfh_result_estimate, [d](nfs_resop4& r) -> std::error_code {
+        const nfs_fh4& fh = std::get<GETFH4res>(r).resok4.object;
+        d->handle.bytes.assign(fh.begin(), fh.end());
+        return {};
+      }));
     if (!d->eof) {
       READDIR4args a;
       a.cookie = d->cookie;
