@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "server/caller.hpp"
@@ -21,6 +22,9 @@ class transaction;
 struct held_fh {
   nfs4::nfs_fh4 fh;
   fs::object obj;
+  /// The inode's settled ctime as PUTFH found it (export_root::resolve), while no
+  /// operation of the COMPOUND since may have changed anything; else nothing.
+  std::optional<fs::change_time> ctime;
   explicit operator bool() const { return static_cast<bool>(obj); }
 };
 
@@ -51,6 +55,12 @@ struct compound_context {
   /// Memory referenced (not copied) by results, e.g. READ data: kept alive until the reply
   /// has been written to the connection.
   std::vector<std::shared_ptr<const void>> keepalive;
+
+  /// Whether the operation being executed may leave a READ payload in its file
+  /// (xdr::file_range), for the transport to send from the page cache: set by the
+  /// dispatcher when the reply goes over TCP, is not kept by the reply cache, the COMPOUND
+  /// runs outside any transaction, and no later operation of it changes file data.
+  bool file_payloads = false;
 
   /// The transaction this COMPOUND runs in (docs/transactions.md), or null. A handler calls
   /// its protect_* before each change it makes to the export.

@@ -72,12 +72,27 @@ bool is_v42_only(nfs_opnum4 op) {
          op != nfs_opnum4::OP_ILLEGAL && op != nfs_opnum4::OP_VNFS_TXN;
 }
 
+/// Whether `op` leaves every file's data and size as they are (a READ before it may leave
+/// its payload in the file until sent).
+bool leaves_data_alone(const nfs4::nfs_argop4& op) {
+  if (txn::changes_nothing(op) || std::holds_alternative<nfs4::CLOSE4args>(op)) return true;
+  const auto* open = std::get_if<nfs4::OPEN4args>(&op);
+  return open != nullptr && open->openhow.opentype == nfs4::opentype4::OPEN4_NOCREATE;
+}
+
+/// Holds a plain COMPOUND's place among those running unchecked (txn::lock_table) until
+/// its reply, which reads payloads from their files as it is sent, is released.
+struct unchecked_until_sent {
+  txn::lock_table& locks;
+  ~unchecked_until_sent() { locks.leave_plain(true); }
+};
+
 /// Executes one COMPOUND and encodes COMPOUND4res into `body`.
 class compound_run {
  public:
   compound_run(server_state& state, caller who, const client_principal& principal,
-               std::size_t request_size)
-      : state_(state), ctx_(state, std::move(who)), request_size_(request_size) {
+               std::size_t request_size, reply_payloads payloads)
+      : state_(state), ctx_(state, std::move(who)), request_size_(request_size), payloads_(payloads) {
     ctx_.principal = principal;
   }
   /// A COMPOUND that ended by an exception still frees its slot (uncached), so the client
@@ -134,6 +149,7 @@ class compound_run {
   server_state& state_;
   compound_context ctx_;
   std::size_t request_size_;
+  reply_payloads payloads_;
   slot* slot_ = nullptr;
   bool cachethis_ = false;
   // Isolation (txn::manager's lock table): how this COMPOUND takes part. A plain one runs
@@ -418,6 +434,12 @@ void compound_run::run(const decoded_call& c, xdr::encoder& body,
   xdr::encoder::mark_t refuse_at, after_txn;
   std::uint32_t refuse_count = 1;
   nfs_opnum4 first_opnum = nfs_opnum4::OP_ILLEGAL;
+  // Operations after the last one that may change file data may leave READ payloads in
+  // their files.
+  std::size_t payloads_from = c.ops.size();
+  if (payloads_ == reply_payloads::files && c.ops.size() == hdr.numops) {
+    while (payloads_from > 0 && leaves_data_alone(c.ops[payloads_from - 1])) --payloads_from;
+  }
   for (std::uint32_t i = 0; status == nfsstat4::NFS4_OK && i < hdr.numops; ++i) {
     if (i == c.ops.size()) {  // the first operation that did not decode, named if possible
       add_result(nfs4::make_result(c.bad_op.value_or(nfs_opnum4::OP_ILLEGAL), nfsstat4::NFS4ERR_BADXDR));
@@ -499,7 +521,12 @@ void compound_run::run(const decoded_call& c, xdr::encoder& body,
     nfs4::stateid4 closing{};
     if (auto* c = std::get_if<nfs4::CLOSE4args>(&op); c && holding_ == holding::plain)
       (void)ctx_.resolve_stateid(c->open_stateid, closing);
+    ctx_.file_payloads = i >= payloads_from && !cachethis_ && holding_ == holding::unchecked && !ctx_.txn;
     nfs4::nfs_resop4 r = execute(op);
+    if (!txn::changes_nothing(op)) {  // it may have changed what a held ctime stood for
+      ctx_.current.ctime.reset();
+      ctx_.saved.ctime.reset();
+    }
     if (holding_ == holding::plain) after_plain(op, r, closing);
     xdr::encoder e;
     nfs4::encode_resop(e, r);
@@ -536,6 +563,10 @@ void compound_run::run(const decoded_call& c, xdr::encoder& body,
     if (open) body.patch_u32(txn_status_at + 4, static_cast<std::uint32_t>(outcome_));  // how it stands now
   }
   unpin();
+  if (holding_ == holding::unchecked && body.has_file_payloads()) {
+    ctx_.keepalive.push_back(std::make_shared<const unchecked_until_sent>(state_.txns.locks()));
+    holding_ = holding::none;
+  }
   release_lock();
   body.patch_u32(status_at, static_cast<std::uint32_t>(status));
   body.patch_u32(count_at, count);
@@ -545,7 +576,7 @@ void compound_run::run(const decoded_call& c, xdr::encoder& body,
 
 }  // namespace
 
-std::optional<rpc_reply> dispatcher::handle(const decoded_call& c) {
+std::optional<rpc_reply> dispatcher::handle(const decoded_call& c, reply_payloads payloads) {
   rpc_reply reply;
   if (c.header_error) {
     if (!c.header_error->encode_reply(reply.msg)) return std::nullopt;
@@ -583,7 +614,7 @@ std::optional<rpc_reply> dispatcher::handle(const decoded_call& c) {
   std::vector<std::shared_ptr<const void>> keepalive;
   try {
     fs::scoped_identity as_caller(who.uid, who.gid, who.gids);
-    compound_run(state_, who, principal_of(call), c.record_size).run(c, body, keepalive);
+    compound_run(state_, who, principal_of(call), c.record_size, payloads).run(c, body, keepalive);
   } catch (const std::exception&) {  // e.g. the identity switch failed: nothing ran
     rpc::encode_accepted_reply(reply.msg, call.xid, rpc::accept_stat::system_err);
     return reply;

@@ -20,6 +20,11 @@ struct rpc_reply {
   std::shared_ptr<const void> keepalive;
 };
 
+/// What the transport that carries a reply can send besides memory: `files` when it sends
+/// payloads left in a file (xdr::file_range: TCP, by sendfile), `memory` when it needs
+/// every byte in memory (RPC-over-RDMA, tests that flatten replies).
+enum class reply_payloads { memory, files };
+
 /// Executes RPC calls of program NFS4_PROGRAM version 4 (NULL and COMPOUND).
 ///
 /// - RPC level (RFC 5531): RPC_MISMATCH for rpcvers != 2, PROG_UNAVAIL / PROG_MISMATCH /
@@ -41,8 +46,15 @@ class dispatcher {
 
   /// The reply to a call decoded by decode_call() (its record still alive), or nothing when
   /// the record is not a call at all and must be dropped (the connection is then closed by
-  /// the caller).
-  std::optional<rpc_reply> handle(const decoded_call& call);
+  /// the caller). With reply_payloads::files, a large READ of a COMPOUND that is not
+  /// cached, runs in no transaction and changes no file data after it leaves its payload
+  /// in the file (READ4resok::file), and `keepalive` keeps the descriptor open. Its bytes
+  /// are those of the file when sent, and its length that of the file at the READ: a file
+  /// that shrinks meanwhile (changed by something other than this server's clients) gives
+  /// zeros for the bytes cut off (tcp::connection::send). Until the reply is released, the
+  /// COMPOUND counts as running for the transactions (no transaction begins, so none
+  /// changes what it reads).
+  std::optional<rpc_reply> handle(const decoded_call& call, reply_payloads payloads = reply_payloads::memory);
   /// The same for a record not decoded yet.
   std::optional<rpc_reply> handle(std::span<const std::byte> record) { return handle(decode_call(record)); }
 

@@ -184,7 +184,7 @@ struct vnfsd::impl {
   }
 
   void execute(connection& c, const decoded_call& call) {
-    std::optional<rpc_reply> r = disp.handle(call);
+    std::optional<rpc_reply> r = disp.handle(call, reply_payloads::files);
     if (!r) {
       c.close();  // not an RPC call: nothing sensible can follow on this stream
       return;

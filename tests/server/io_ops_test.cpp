@@ -261,6 +261,104 @@ TEST_CASE("vnfsd: READ is capped at 1 MiB") {
   CHECK_FALSE(result_at<READ4res>(r, 2).resok4.eof);
 }
 
+// Over TCP, vnfsd leaves the payload of a READ of 64 KiB or more in the file and the
+// connection sends it from the page cache (sendfile); smaller ones are read into memory.
+// Either way the bytes are the file's.
+TEST_CASE("vnfsd: large and small READs, to and past the end of the file, several per COMPOUND") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "io");
+  constexpr std::size_t size = (3u << 20) + 12345;  // not a multiple of 4: XDR padding after the last
+  const auto data = pattern(size, 41);
+  write_local(srv.export_dir() / wd / "big", data);
+  nfs_client c(srv, wd);
+  auto [sid, fh] = open_file(c, "big", "oo", OPEN4_SHARE_ACCESS_READ);
+  struct want {
+    std::uint64_t offset;
+    std::uint32_t count;
+  };
+  const std::vector<want> reads = {
+      {0, 1u << 20},              // in the file: 1 MiB
+      {(1u << 20) + 1, 65537},    // odd offset and length
+      {7, 4096},                  // small: read into memory
+      {size - 200000, 1u << 20},  // reaches the end: 200,000 bytes, eof
+      {size - 1000, 1u << 20},    // reaches the end, small
+      {size, 1u << 20},           // at the end: nothing, eof
+      {size + 5, 100000},         // past the end
+      {2u << 20, 1u << 20},       // ends 12345 bytes before the end: not eof
+  };
+  std::vector<nfs_argop4> ops;
+  for (const want& w : reads) ops.push_back(READ4args{sid, w.offset, w.count});
+  auto r = c.on(fh, ops);
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    INFO("READ " << i);
+    const auto& rd = result_at<READ4res>(r, 2 + i).resok4;
+    const std::uint64_t from = std::min<std::uint64_t>(reads[i].offset, size);
+    const std::uint64_t to = std::min<std::uint64_t>(reads[i].offset + reads[i].count, size);
+    REQUIRE(rd.data.size() == to - from);
+    CHECK(std::equal(rd.data.begin(), rd.data.end(), data.begin() + static_cast<std::ptrdiff_t>(from)));
+    CHECK(rd.eof == (to == size));
+  }
+  // The anonymous stateid reads through the descriptor the object keeps.
+  auto a = c.on(fh, {READ4args{stateid4::anonymous(), 3, 300000}});
+  REQUIRE(a.status == nfsstat4::NFS4_OK);
+  const auto& ad = result_at<READ4res>(a, 2).resok4.data;
+  REQUIRE(ad.size() == 300000);
+  CHECK(std::equal(ad.begin(), ad.end(), data.begin() + 3));
+}
+
+// A READ's payload must be the file as the READ found it, even when a later operation of
+// the same COMPOUND changes it: such a COMPOUND's READs are read into memory.
+TEST_CASE("vnfsd: a READ followed by a WRITE of the same range in one COMPOUND returns the data before it") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "io");
+  const auto before = pattern(1u << 20, 42), after = pattern(1u << 20, 43);
+  write_local(srv.export_dir() / wd / "f", before);
+  nfs_client c(srv, wd);
+  auto [sid, fh] = open_file(c, "f", "oo");
+  auto r = c.on(fh, {READ4args{sid, 0, 1u << 20}, WRITE4args{sid, 0, stable_how4::UNSTABLE4, after},
+                     READ4args{sid, 0, 1u << 20}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  const auto& first = result_at<READ4res>(r, 2).resok4.data;
+  const auto& second = result_at<READ4res>(r, 4).resok4.data;
+  CHECK(std::equal(first.begin(), first.end(), before.begin(), before.end()));
+  CHECK(std::equal(second.begin(), second.end(), after.begin(), after.end()));
+  CHECK(read_local(srv.export_dir() / wd / "f") == after);
+}
+
+// What a vectorized read sends: per file OPEN, READs, CLOSE, many files in one COMPOUND.
+TEST_CASE("vnfsd: OPEN, READ, CLOSE of 12 files in one COMPOUND") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "io");
+  constexpr int files = 12;
+  std::vector<std::vector<std::byte>> data;
+  for (int i = 0; i < files; ++i) {
+    data.push_back(pattern(100000 + 4097 * static_cast<std::size_t>(i), 50 + static_cast<unsigned>(i)));
+    write_local(srv.export_dir() / wd / ("f" + std::to_string(i)), data.back());
+  }
+  nfs_client c(srv, wd);
+  std::vector<nfs_argop4> ops = {SAVEFH4args{}};
+  for (int i = 0; i < files; ++i) {
+    ops.push_back(RESTOREFH4args{});
+    ops.push_back(open_args(c, "f" + std::to_string(i), "oo", OPEN4_SHARE_ACCESS_READ, false));
+    ops.push_back(READ4args{stateid4::current(), 0, 70000});
+    ops.push_back(READ4args{stateid4::current(), 70000, 1u << 20});  // 30,000 to 75,033 bytes
+    ops.push_back(CLOSE4args{0, stateid4::current()});
+  }
+  auto r = c.run(ops);
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  for (int i = 0; i < files; ++i) {
+    INFO("file " << i);
+    const auto& head = c.at<READ4res>(r, 5 * static_cast<std::size_t>(i) + 3).resok4;
+    const auto& tail = c.at<READ4res>(r, 5 * static_cast<std::size_t>(i) + 4).resok4;
+    CHECK_FALSE(head.eof);
+    CHECK(tail.eof);
+    std::vector<std::byte> got(head.data.begin(), head.data.end());
+    got.insert(got.end(), tail.data.begin(), tail.data.end());
+    CHECK(got == data[static_cast<std::size_t>(i)]);
+  }
+}
+
 TEST_CASE("vnfsd: the append extension (WRITE at offset 2^64-1) from two sessions") {
   test_server& srv = server_of(server_kind::vnfsd);
   const std::string wd = new_workdir(srv, "io");

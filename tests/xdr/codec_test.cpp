@@ -50,6 +50,37 @@ TEST_CASE("referenced opaque is not copied and decodes as a view") {
   CHECK(d.get_u32() == 2);
 }
 
+TEST_CASE("a payload left in a file: its length and padding encoded, the range in the chain") {
+  xdr::encoder e;
+  e.put_u32(1);
+  e.put_opaque_file({5, 1000, 6});
+  const auto m = e.mark();
+  e.put_opaque_file({6, 0, 3000});
+  CHECK(e.size() == 4 + 4 + 6 + 2 + 4 + 3000);
+  CHECK(e.referenced_bytes() == 3006);
+  e.truncate(m);
+  CHECK(e.size() == 4 + 4 + 6 + 2);
+  xdr::encoder whole;
+  whole.put_u32(9);
+  whole.append(e);
+  whole.put_u32(3);
+  REQUIRE(whole.has_file_payloads());
+  auto chain = whole.chain();
+  REQUIRE(chain.size() == 3);
+  CHECK(std::vector<std::byte>(chain[0].bytes.begin(), chain[0].bytes.end()) == B({0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 6}));
+  CHECK(chain[0].file.fd == -1);
+  CHECK(chain[1].referenced);
+  CHECK(chain[1].bytes.empty());
+  CHECK(chain[1].file.fd == 5);
+  CHECK(chain[1].file.offset == 1000);
+  CHECK(chain[1].file.size == 6);
+  CHECK(std::vector<std::byte>(chain[2].bytes.begin(), chain[2].bytes.end()) == B({0, 0, 0, 0, 0, 3}));
+  CHECK_THROWS_AS(whole.pieces(), std::logic_error);
+  CHECK_THROWS_AS(whole.flatten(), std::logic_error);
+  e.truncate({});
+  CHECK_FALSE(e.has_file_payloads());
+}
+
 TEST_CASE("malformed input throws decode_error") {
   auto truncated = B({0, 0, 0, 9, 'a', 'b'});
   xdr::decoder d1(truncated);

@@ -1,11 +1,15 @@
 #include "transport/tcp/connection.hpp"
 
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <climits>
 #include <exception>
+#include <stdexcept>
 #include <utility>
 
 namespace vnfs::transport::tcp {
@@ -28,6 +32,9 @@ connection::connection(passkey, asio::ip::tcp::socket socket, const options& opt
   boost::system::error_code ec;
   remote_ = socket_.remote_endpoint(ec);
   if (opts.no_delay) socket_.set_option(asio::ip::tcp::no_delay(true), ec);  // best effort
+  // Replies are written by non-blocking sendmsg and sendfile (write_segments), which the
+  // descriptor's own mode decides for sendfile.
+  socket_.native_non_blocking(true, ec);
 }
 
 connection::~connection() = default;
@@ -110,6 +117,8 @@ void connection::on_read(const boost::system::error_code& ec, std::size_t n) {
 }
 
 bool connection::send(xdr::encoder&& msg, std::shared_ptr<const void> keepalive) {
+  if (msg.has_file_payloads() && msg.size() > rpc::max_fragment_length)
+    throw std::length_error("tcp: a message with file payloads must fit one record fragment");
   std::unique_lock lock(mu_);
   if (closed_.load(std::memory_order_relaxed)) return false;
   queue_.push_back({std::move(msg), std::move(keepalive)});
@@ -118,9 +127,9 @@ bool connection::send(xdr::encoder&& msg, std::shared_ptr<const void> keepalive)
   // On the strand (a reply made by the thread that received the call) the write starts at
   // once. From elsewhere (a worker that executed the call) the message starts to leave from
   // the calling thread, as much of it as the socket takes without waiting, while the bytes
-  // the worker just produced (READ payload) are still in its core's cache; the strand
-  // writes the rest and does the bookkeeping. The lock is held meanwhile, so shut() cannot
-  // close the socket under the write.
+  // the worker just produced are still in its core's cache; the strand writes the rest and
+  // does the bookkeeping. The lock is held meanwhile, so shut() cannot close the socket
+  // under the write.
   if (strand_.running_in_this_thread()) {
     lock.unlock();
     write_next();
@@ -132,22 +141,111 @@ bool connection::send(xdr::encoder&& msg, std::shared_ptr<const void> keepalive)
   return true;
 }
 
-std::size_t connection::write_now(const outgoing& o) {
-  std::vector<xdr::bytes_view> pieces = o.msg.pieces();
-  rpc::framed_record frame = rpc::frame_record(pieces);
-  std::vector<iovec> iov;
-  iov.reserve(std::min<std::size_t>(frame.buffers.size(), IOV_MAX));
-  for (auto b : frame.buffers) {
-    if (iov.size() == IOV_MAX) break;
-    iov.push_back({const_cast<std::byte*>(b.data()), b.size()});
+namespace {
+
+/// Appends the record of `msg` to `out`, its record marks kept in `frame`. A message with
+/// payloads left in a file is one fragment (send() checked its size); others are framed
+/// by rpc::frame_record.
+template <class Segment>
+void frame_into(const xdr::encoder& msg, rpc::framed_record& frame, std::vector<Segment>& out) {
+  if (!msg.has_file_payloads()) {
+    frame = rpc::frame_record(msg.pieces());
+    for (auto b : frame.buffers) out.push_back({b.data(), b.size()});
+    return;
   }
-  msghdr mh{};
-  mh.msg_iov = iov.data();
-  mh.msg_iovlen = iov.size();
-  const ssize_t n = ::sendmsg(socket_.native_handle(), &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-  if (n <= 0) return 0;  // nothing taken now (a full socket, or an error the strand's write will meet)
-  bytes_out_.fetch_add(static_cast<std::size_t>(n), std::memory_order_relaxed);
-  return static_cast<std::size_t>(n);
+  frame.headers.push_back(rpc::make_fragment_header(msg.size(), true));
+  out.push_back({frame.headers.back().data(), 4});
+  for (const auto& p : msg.chain()) {
+    if (p.file.fd >= 0) {
+      if (p.file.size != 0) out.push_back({nullptr, p.file.size, p.file.fd, p.file.offset});
+    } else if (!p.bytes.empty()) {
+      out.push_back({p.bytes.data(), p.bytes.size()});
+    }
+  }
+}
+
+/// Where zeros are sent from.
+constexpr std::size_t zero_block_size = 64 * 1024;
+const std::byte zero_block[zero_block_size] = {};
+
+}  // namespace
+
+std::size_t connection::write_segments(std::vector<segment>& segs, cursor& at, boost::system::error_code& ec) {
+  const int sock = socket_.native_handle();
+  std::size_t total = 0;
+  auto advance = [&](std::size_t n) {
+    total += n;
+    while (n > 0) {
+      const std::size_t step = std::min(n, segs[at.index].size - at.offset);
+      n -= step;
+      at.offset += step;
+      if (at.offset == segs[at.index].size) {
+        ++at.index;
+        at.offset = 0;
+      }
+    }
+  };
+  iovec iov[IOV_MAX];
+  while (at.index < segs.size()) {
+    segment& s = segs[at.index];
+    if (s.fd >= 0) {
+      off_t off = static_cast<off_t>(s.offset + at.offset);
+      const ssize_t n = ::sendfile(sock, s.fd, &off, s.size - at.offset);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) ec.assign(errno, boost::system::system_category());
+        return total;
+      }
+      if (n == 0) {
+        s.fd = -1;  // the file ended before the range: the rest goes as zeros
+        continue;
+      }
+      advance(static_cast<std::size_t>(n));
+      continue;
+    }
+    // The memory (and zeros) up to the next file range, in one gather write.
+    int count = 0;
+    std::size_t asked = 0;
+    std::size_t i = at.index, from = at.offset;
+    for (; i < segs.size() && segs[i].fd < 0 && count < IOV_MAX; ++i, from = 0) {
+      const segment& m = segs[i];
+      if (m.data != nullptr) {
+        iov[count++] = {const_cast<std::byte*>(m.data + from), m.size - from};
+        asked += m.size - from;
+        continue;
+      }
+      for (std::size_t z = from; z < m.size && count < IOV_MAX; z += zero_block_size) {
+        const std::size_t len = std::min(zero_block_size, m.size - z);
+        iov[count++] = {const_cast<std::byte*>(zero_block), len};
+        asked += len;
+      }
+    }
+    msghdr mh{};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = static_cast<std::size_t>(count);
+    // A file range comes next: the kernel may hold these bytes back to go out with it.
+    const int more = i < segs.size() && segs[i].fd >= 0 ? MSG_MORE : 0;
+    const ssize_t n = ::sendmsg(sock, &mh, MSG_DONTWAIT | MSG_NOSIGNAL | more);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) ec.assign(errno, boost::system::system_category());
+      return total;
+    }
+    advance(static_cast<std::size_t>(n));
+    if (static_cast<std::size_t>(n) < asked) return total;  // the socket is full
+  }
+  return total;
+}
+
+std::size_t connection::write_now(const outgoing& o) {
+  rpc::framed_record frame;
+  std::vector<segment> segs;
+  frame_into(o.msg, frame, segs);
+  cursor at;
+  boost::system::error_code ec;  // met again by the strand's write
+  const std::size_t n = write_segments(segs, at, ec);
+  bytes_out_.fetch_add(n, std::memory_order_relaxed);
+  return n;
 }
 
 void connection::write_next() {
@@ -162,45 +260,54 @@ void connection::write_next() {
     inflight_.swap(queue_);
     skip = std::exchange(head_sent_, 0);
   }
-  // Everything queued goes out in one gather write, each message its own record.
+  // Everything queued goes out together, each message its own record.
   frames_.clear();
-  buffers_.clear();
+  segments_.clear();
   frames_.reserve(inflight_.size());
-  for (const outgoing& o : inflight_) {
-    std::vector<xdr::bytes_view> pieces = o.msg.pieces();
-    frames_.push_back(rpc::frame_record(pieces));
-    for (auto b : frames_.back().buffers) {
-      const std::size_t drop = std::min(skip, b.size());
-      skip -= drop;
-      if (drop < b.size()) buffers_.emplace_back(b.data() + drop, b.size() - drop);
-    }
+  for (const outgoing& o : inflight_) frame_into(o.msg, frames_.emplace_back(), segments_);
+  written_ = {};
+  while (skip > 0) {
+    const std::size_t step = std::min(skip, segments_[written_.index].size - written_.offset);
+    skip -= step;
+    written_.offset += step;
+    if (written_.offset == segments_[written_.index].size) written_ = {written_.index + 1, 0};
   }
-  asio::async_write(socket_, buffers_,
-                    asio::bind_executor(strand_, [self = shared_from_this()](const boost::system::error_code& ec,
-                                                                              std::size_t n) {
-                      self->bytes_out_.fetch_add(n, std::memory_order_relaxed);
-                      if (!ec) {
-                        self->records_out_.fetch_add(self->inflight_.size(), std::memory_order_relaxed);
-                        self->in_flight_ -= std::min(self->in_flight_, self->inflight_.size());
-                        self->last_progress_ = std::chrono::steady_clock::now();
-                      }
-                      self->inflight_.clear();  // releases messages and keepalives
-                      self->frames_.clear();
-                      self->buffers_.clear();
-                      if (ec) {
-                        {
-                          std::lock_guard lock(self->mu_);
-                          self->writing_ = false;
-                        }
-                        self->shut(ec);
-                        return;
-                      }
-                      if (self->reading_paused_ && self->in_flight_ < self->max_in_flight_) {
-                        self->reading_paused_ = false;
-                        self->read_next();
-                      }
-                      self->write_next();
-                    }));
+  write_more();
+}
+
+void connection::write_more() {
+  boost::system::error_code ec;
+  bytes_out_.fetch_add(write_segments(segments_, written_, ec), std::memory_order_relaxed);
+  if (ec || written_.index == segments_.size()) return write_done(ec);
+  socket_.async_wait(asio::socket_base::wait_write,
+                     asio::bind_executor(strand_, [self = shared_from_this()](const boost::system::error_code& e) {
+                       if (e) return self->write_done(e);
+                       self->write_more();
+                     }));
+}
+
+void connection::write_done(const boost::system::error_code& ec) {
+  if (!ec) {
+    records_out_.fetch_add(inflight_.size(), std::memory_order_relaxed);
+    in_flight_ -= std::min(in_flight_, inflight_.size());
+    last_progress_ = std::chrono::steady_clock::now();
+  }
+  inflight_.clear();  // releases messages and keepalives
+  frames_.clear();
+  segments_.clear();
+  if (ec) {
+    {
+      std::lock_guard lock(mu_);
+      writing_ = false;
+    }
+    shut(ec);
+    return;
+  }
+  if (reading_paused_ && in_flight_ < max_in_flight_) {
+    reading_paused_ = false;
+    read_next();
+  }
+  write_next();
 }
 
 void connection::close() {

@@ -76,11 +76,17 @@ class connection : public std::enable_shared_from_this<connection> {
   void start();
 
   /// Queues `msg` to be written as ONE record (a single fragment), after every message
-  /// queued before it, by a gather write of msg.pieces(): referenced payloads are sent from
-  /// where they are. When nothing is being written, a call from outside the strand writes
-  /// what the socket takes at once from the calling thread (without waiting), and the
-  /// strand writes the rest. `keepalive` is held until the write completes, to keep memory
-  /// that msg references alive. Thread-safe. Returns false, sending nothing, once closed.
+  /// queued before it, by gather writes of msg.chain(): referenced payloads are sent from
+  /// where they are, and payloads left in a file (xdr::file_range) by sendfile(2) from the
+  /// page cache, in order between the bytes around them. A file that ends before its range
+  /// does (it shrank after the range was encoded) gives zeros for the missing bytes, so the
+  /// record keeps the length its encoding announced; an error reading it closes the
+  /// connection. When nothing is being written, a call from outside the strand writes what
+  /// the socket takes at once from the calling thread (without waiting), and the strand
+  /// writes the rest. `keepalive` is held until the write completes, to keep memory and
+  /// descriptors that msg references alive. Thread-safe. Returns false, sending nothing,
+  /// once closed. Throws std::length_error for a message with file payloads of more than
+  /// rpc::max_fragment_length bytes.
   bool send(xdr::encoder&& msg, std::shared_ptr<const void> keepalive = {});
 
   /// Closes the socket; queued messages not yet written are discarded. Thread-safe,
@@ -104,11 +110,28 @@ class connection : public std::enable_shared_from_this<connection> {
     xdr::encoder msg;
     std::shared_ptr<const void> keepalive;
   };
+  /// One stretch of the bytes to write: memory (`data`), a file range (`fd` >= 0, sent by
+  /// sendfile), or, with neither, zeros (what a file range cut short still owes).
+  struct segment {
+    const std::byte* data = nullptr;
+    std::size_t size = 0;
+    int fd = -1;
+    std::uint64_t offset = 0;
+  };
+  /// How far into a list of segments the writing is.
+  struct cursor {
+    std::size_t index = 0, offset = 0;
+  };
 
   void read_next();
   void on_read(const boost::system::error_code& ec, std::size_t n);
   void write_next();
+  void write_more();                              // on the strand: goes on with segments_
+  void write_done(const boost::system::error_code& ec);  // on the strand: segments_ all written, or ec
   std::size_t write_now(const outgoing& o);  // under mu_, off the strand: bytes the socket took
+  /// Writes `segs` from `at` as far as the socket takes without waiting; returns the bytes
+  /// written and advances `at` (to segs.size() when all is written). Sets `ec` on an error.
+  std::size_t write_segments(std::vector<segment>& segs, cursor& at, boost::system::error_code& ec);
   void shut(std::error_code why);  // on the strand
   void arm_idle_timer();           // on the strand
   void on_idle_timer();            // on the strand
@@ -134,8 +157,9 @@ class connection : public std::enable_shared_from_this<connection> {
   bool socket_closed_ = false;     // strand only
 
   std::vector<outgoing> inflight_;             // strand only: the batch being written
-  std::vector<rpc::framed_record> frames_;     // strand only
-  std::vector<asio::const_buffer> buffers_;    // strand only
+  std::vector<rpc::framed_record> frames_;     // strand only: their record marks
+  std::vector<segment> segments_;              // strand only: the batch's bytes
+  cursor written_;                             // strand only: how far segments_ went
 
   std::atomic<std::uint64_t> records_in_{0}, bytes_in_{0}, records_out_{0}, bytes_out_{0};
 };

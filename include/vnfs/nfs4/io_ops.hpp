@@ -23,7 +23,9 @@ struct READ4args {
 struct READ4resok {
   bool eof{};
   xdr::bytes_view data;
-  VNFS_XDR_FIELDS(eof, data)
+  /// A server's payload left in a file (xdr::file_range), encoded in place of `data` when
+  /// file.fd >= 0: the transport sends it from the page cache. Never decoded.
+  xdr::file_range file{};
   /// Compares the payload bytes, not the views' addresses.
   bool operator==(const READ4resok& o) const {
     return eof == o.eof && std::ranges::equal(data, o.data);
@@ -144,6 +146,24 @@ struct COPY4res {
 };
 
 }  // namespace vnfs::nfs4
+
+namespace vnfs::xdr {
+
+/// READ4resok: eof, then the payload as opaque<> by reference, or left in its file.
+template <>
+struct codec<nfs4::READ4resok> {
+  static void encode(encoder& e, const nfs4::READ4resok& v) {
+    e.put_bool(v.eof);
+    if (v.file.fd >= 0) e.put_opaque_file(v.file);
+    else e.put_opaque_ref(v.data);
+  }
+  static void decode(decoder& d, nfs4::READ4resok& v) {
+    v.eof = d.get_bool();
+    v.data = d.get_opaque();
+  }
+};
+
+}  // namespace vnfs::xdr
 
 VNFS_NFS4_CODEC(netloc4);
 VNFS_NFS4_CODEC(COPY4res);

@@ -5,12 +5,22 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
 namespace vnfs::xdr {
 
 using bytes_view = std::span<const std::byte>;
+
+/// A payload that stays in a file until it is sent: `size` bytes of the open descriptor `fd`
+/// from `offset`. A transport that can send file ranges (TCP: sendfile) sends it from the
+/// page cache. Whoever encodes it keeps the descriptor open until the encoding is sent.
+struct file_range {
+  int fd = -1;
+  std::uint64_t offset = 0;
+  std::size_t size = 0;
+};
 
 /// Encodes XDR into an owned byte buffer interleaved with *referenced* spans.
 ///
@@ -55,6 +65,17 @@ class encoder {
     referenced_ += data.size();
     pad(data.size());
   }
+  /// Variable-length opaque whose payload stays in a file (see file_range). Only chain()
+  /// describes such a piece; pieces() and flatten() refuse an encoding that holds one.
+  void put_opaque_file(const file_range& r) {
+    put_u32(static_cast<std::uint32_t>(r.size));
+    pieces_.push_back({own_.size(), bytes_view(), r});
+    referenced_ += r.size;
+    ++files_;
+    pad(r.size);
+  }
+  /// Whether the encoding holds a payload left in a file (put_opaque_file).
+  bool has_file_payloads() const { return files_ != 0; }
   void put_string(std::string_view s) {
     put_opaque(std::as_bytes(std::span<const char>(s.data(), s.size())));
   }
@@ -66,9 +87,10 @@ class encoder {
     for (const piece& p : other.pieces_) {
       copy_in(other.own_.data() + own_at, p.own_end - own_at);
       own_at = p.own_end;
-      pieces_.push_back({own_.size(), p.ref});
-      referenced_ += p.ref.size();
+      pieces_.push_back({own_.size(), p.ref, p.file});
+      referenced_ += p.file.fd >= 0 ? p.file.size : p.ref.size();
     }
+    files_ += other.files_;
     copy_in(other.own_.data() + own_at, other.own_.size() - own_at);
   }
 
@@ -87,14 +109,15 @@ class encoder {
 
   /// A position in the encoding, to go back to with truncate().
   struct mark_t {
-    std::size_t own = 0, pieces = 0, referenced = 0;
+    std::size_t own = 0, pieces = 0, referenced = 0, files = 0;
   };
-  mark_t mark() const { return {own_.size(), pieces_.size(), referenced_}; }
+  mark_t mark() const { return {own_.size(), pieces_.size(), referenced_, files_}; }
   /// Drops everything encoded after `m` (a mark() of this encoder).
   void truncate(const mark_t& m) {
     own_.resize(m.own);
     pieces_.resize(m.pieces);
     referenced_ = m.referenced;
+    files_ = m.files;
   }
 
   /// Total encoded length in bytes, referenced pieces included.
@@ -103,7 +126,9 @@ class encoder {
   std::size_t referenced_bytes() const { return referenced_; }
 
   /// The output chain, in order. Valid until the encoder is next modified or destroyed.
+  /// Throws std::logic_error when the encoding holds a payload left in a file.
   std::vector<bytes_view> pieces() const {
+    no_file_payloads();
     std::vector<bytes_view> out;
     std::size_t own_at = 0;
     for (const piece& p : pieces_) {
@@ -120,6 +145,8 @@ class encoder {
   struct chain_piece {
     bytes_view bytes;
     bool referenced = false;
+    /// A payload left in a file (put_opaque_file): file.fd >= 0, and `bytes` is empty.
+    file_range file{};
   };
   /// pieces(), tagged: transports that move payloads separately (RPC-over-RDMA chunks)
   /// find them here. Valid until the encoder is next modified or destroyed.
@@ -129,12 +156,13 @@ class encoder {
     for (const piece& p : pieces_) {
       if (p.own_end > own_at) out.push_back({bytes_view(own_.data() + own_at, p.own_end - own_at), false});
       own_at = p.own_end;
-      out.push_back({p.ref, true});
+      out.push_back({p.ref, true, p.file});
     }
     if (own_.size() > own_at) out.push_back({bytes_view(own_.data() + own_at, own_.size() - own_at), false});
     return out;
   }
-  /// The whole encoding as one contiguous buffer (copies referenced pieces).
+  /// The whole encoding as one contiguous buffer (copies referenced pieces). Throws
+  /// std::logic_error when the encoding holds a payload left in a file.
   std::vector<std::byte> flatten() const {
     std::vector<std::byte> out;
     out.reserve(size());
@@ -147,7 +175,12 @@ class encoder {
   struct piece {
     std::size_t own_end;  // the owned bytes preceding this reference end here
     bytes_view ref;       // referenced payload
+    file_range file{};    // or, with file.fd >= 0, a payload left in a file
   };
+
+  void no_file_payloads() const {
+    if (files_ != 0) throw std::logic_error("xdr: the encoding holds a payload left in a file");
+  }
 
   void copy_in(const void* p, std::size_t n) {
     if (n == 0) return;
@@ -162,6 +195,7 @@ class encoder {
   std::vector<std::byte> own_;
   std::vector<piece> pieces_;
   std::size_t referenced_ = 0;
+  std::size_t files_ = 0;  // pieces that are file ranges
 };
 
 }  // namespace vnfs::xdr

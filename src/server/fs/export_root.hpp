@@ -92,6 +92,12 @@ class export_root {
   /// is a directory that is no longer inside the export.
   /// Runs open_by_handle_at with the root file-system identity even under a scoped_identity.
   object resolve(std::span<const std::byte> fh, std::error_code& ec) const;
+  /// The same, and in `settled` the inode's ctime if it is older than the coarse real-time
+  /// clock read just before the inode's status was: every later change of the inode then
+  /// sets a different ctime (the kernel stamps changes from that clock or finer), so the
+  /// ctime seen identifies the inode's mode, owner and ACL until it differs. Otherwise
+  /// (changed within the clock's last tick), nothing.
+  object resolve(std::span<const std::byte> fh, std::error_code& ec, std::optional<change_time>& settled) const;
 
   /// The parent directory of directory `dir` (LOOKUPP). ENOENT at the export root (never
   /// escapes above it); ENOTDIR if `dir` is not a directory; EACCES without search access.

@@ -96,6 +96,11 @@ void scoped_identity::restore() noexcept {
 
 scoped_identity::~scoped_identity() { restore(); }
 
+thread_fs_identity current_fs_identity() noexcept {
+  const thread_identity& id = current();
+  return {id.groups_known, id.uid, id.gid, id.groups};
+}
+
 scoped_fs_root::scoped_fs_root() noexcept {
   thread_identity& id = current();
   prev_uid_ = id.uid;

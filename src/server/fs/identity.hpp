@@ -61,4 +61,15 @@ class scoped_fs_root {
   uid_t prev_uid_;
 };
 
+/// The calling thread's file-system identity as scoped_identity and scoped_fs_root keep it
+/// (no system call). `known` is false when its groups could not be read; `groups` stays
+/// valid until the thread's identity next changes.
+struct thread_fs_identity {
+  bool known = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::span<const gid_t> groups;
+};
+thread_fs_identity current_fs_identity() noexcept;
+
 }  // namespace vnfs::server::fs

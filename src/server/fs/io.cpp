@@ -128,22 +128,45 @@ std::size_t write_at(int fd, std::int64_t offset, std::span<const std::byte> dat
   return done;
 }
 
-read_result read(const object& file, std::uint64_t offset, std::span<std::byte> buf,
-                 std::error_code& ec) {
+int reader(const object& file, std::error_code& ec, const std::optional<change_time>& settled_ctime) {
   int fd = file.kept_reader();
   if (fd >= 0) {
+    ec.clear();
+    if (settled_ctime && file.read_granted(*settled_ctime)) return fd;
     // The descriptor was opened by an earlier caller: this one is checked as open(2) would
     // check it. AT_EACCESS makes the kernel use the thread's file-system identity (the
     // caller's), not the process's real one.
     if (::faccessat(file.fd(), "", R_OK, AT_EMPTY_PATH | AT_EACCESS) != 0) {
       ec = detail::last_error();
-      return {};
+      return -1;
     }
-  } else {
-    unique_fd own(detail::open_data(file, O_RDONLY, ec));
-    if (!own) return {};
-    fd = file.keep_reader(std::move(own));
+    if (settled_ctime) file.grant_read(*settled_ctime);
+    return fd;
   }
+  unique_fd own(detail::open_data(file, O_RDONLY, ec));
+  if (!own) return -1;
+  if (settled_ctime) file.grant_read(*settled_ctime);
+  return file.keep_reader(std::move(own));
+}
+
+read_result extent(int fd, std::uint64_t offset, std::size_t count, std::error_code& ec) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ec = detail::last_error();
+    return {};
+  }
+  ec.clear();
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (offset >= size) return {0, true};
+  const std::uint64_t left = size - offset;
+  if (left <= count) return {static_cast<std::size_t>(left), true};
+  return {count, false};
+}
+
+read_result read(const object& file, std::uint64_t offset, std::span<std::byte> buf,
+                 std::error_code& ec, const std::optional<change_time>& settled_ctime) {
+  const int fd = reader(file, ec, settled_ctime);
+  if (fd < 0) return {};
   return read_at(fd, offset, buf, ec);
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <system_error>
 
@@ -32,8 +33,24 @@ read_result read_at(int fd, std::uint64_t offset, std::span<std::byte> buf, std:
 std::size_t write_at(int fd, std::int64_t offset, std::span<const std::byte> data, int rwf_flags,
                      std::error_code& ec);
 
+/// The descriptor the data of `file` is read through, checked for the calling thread's
+/// identity as open(2) would check it: the one the object keeps (object::keep_reader),
+/// checked with faccessat(R_OK), or else one opened now and kept. It lives as long as the
+/// object's last clone. -1 with `ec` set when the caller may not read the file.
+/// `settled_ctime`, if given, is the inode's ctime as export_root::resolve found it
+/// settled (and nothing changed the inode since, as far as the caller knows): a grant
+/// remembered for this identity at that ctime (object::read_granted) then stands for the
+/// faccessat, and a new grant is remembered with it.
+int reader(const object& file, std::error_code& ec, const std::optional<change_time>& settled_ctime = {});
+
+/// What a read of up to `count` bytes at `offset` through the open descriptor `fd` would
+/// give, from the file's size (fstat), reading nothing: the bytes it would place and
+/// whether they reach the end of the file.
+read_result extent(int fd, std::uint64_t offset, std::size_t count, std::error_code& ec);
+
+/// reader(), then read_at().
 read_result read(const object& file, std::uint64_t offset, std::span<std::byte> buf,
-                 std::error_code& ec);
+                 std::error_code& ec, const std::optional<change_time>& settled_ctime = {});
 
 enum class stability {
   unstable,   ///< page cache; sync() later (NFS UNSTABLE4 + COMMIT)

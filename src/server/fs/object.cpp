@@ -4,7 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "server/fs/detail.hpp"
+#include "server/fs/identity.hpp"
 
 namespace vnfs::server::fs {
 
@@ -42,6 +45,24 @@ int object::keep_reader(unique_fd fd) const noexcept {
   int expected = -1;
   if (fd_->reader.compare_exchange_strong(expected, fd.get(), std::memory_order_acq_rel)) return fd.release();
   return expected;  // another thread's descriptor won; ours closes here
+}
+
+bool object::read_granted(const change_time& ctime) const {
+  if (!fd_) return false;
+  const thread_fs_identity who = current_fs_identity();
+  if (!who.known) return false;
+  std::lock_guard lock(fd_->grant_mu);
+  const std::optional<read_grant>& g = fd_->grant;
+  return g && g->ctime == ctime && g->uid == who.uid && g->gid == who.gid &&
+         std::equal(g->groups.begin(), g->groups.end(), who.groups.begin(), who.groups.end());
+}
+
+void object::grant_read(const change_time& ctime) const {
+  if (!fd_) return;
+  const thread_fs_identity who = current_fs_identity();
+  if (!who.known) return;
+  std::lock_guard lock(fd_->grant_mu);
+  fd_->grant = read_grant{who.uid, who.gid, {who.groups.begin(), who.groups.end()}, ctime};
 }
 
 object object::clone(std::error_code& ec) const {

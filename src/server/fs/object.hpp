@@ -6,8 +6,10 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <system_error>
+#include <vector>
 
 #include "server/fs/unique_fd.hpp"
 
@@ -32,6 +34,14 @@ file_type file_type_of(mode_t mode) noexcept;
 struct inode_id {
   std::uint64_t dev = 0;
   std::uint64_t ino = 0;
+};
+
+/// An inode's status change time (ctime): every change of its mode, owner, ACL or link
+/// count sets it anew.
+struct change_time {
+  std::int64_t sec = 0;
+  std::uint32_t nsec = 0;
+  bool operator==(const change_time&) const = default;
 };
 
 /// One object of an export: an O_PATH descriptor plus its type. An O_PATH descriptor pins
@@ -69,6 +79,14 @@ class object {
   /// long as the object's last clone.
   int keep_reader(unique_fd fd) const noexcept;
 
+  /// Whether the calling thread's file-system identity (fsuid, fsgid, groups) was granted
+  /// read access to the inode (faccessat R_OK) while its ctime was `ctime`: fs::reader's
+  /// memory of its last grant, shared by the clones.
+  bool read_granted(const change_time& ctime) const;
+  /// Remembers that the calling thread's identity was granted read access at `ctime`,
+  /// replacing the grant remembered before.
+  void grant_read(const change_time& ctime) const;
+
   /// A second object for the same inode, sharing the descriptor (no system call), e.g. for
   /// SAVEFH. Never fails; `ec` is cleared.
   object clone(std::error_code& ec) const;
@@ -82,10 +100,18 @@ class object {
  private:
   object(const object&) = default;  // share()
 
+  struct read_grant {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::vector<gid_t> groups;
+    change_time ctime;
+  };
   struct node {
     unique_fd path;                ///< O_PATH
     std::optional<inode_id> id;
     mutable std::atomic<int> reader{-1};  ///< kept_reader(), owned: closed by ~node
+    mutable std::mutex grant_mu;
+    mutable std::optional<read_grant> grant;  ///< read_granted(), under grant_mu
     ~node();
   };
 

@@ -47,7 +47,8 @@ nfs4::PUTPUBFH4res handle(compound_context& ctx, const nfs4::PUTPUBFH4args&) {
 
 nfs4::PUTFH4res handle(compound_context& ctx, const nfs4::PUTFH4args& args) {
   std::error_code ec;
-  fs::object obj = ctx.server.exp.resolve(args.object, ec);
+  std::optional<fs::change_time> ctime;
+  fs::object obj = ctx.server.exp.resolve(args.object, ec, ctime);
   if (ec) {
     // A file removed or renamed over while open is no longer reachable by handle, but its
     // open state keeps it, and its handle, usable until CLOSE (POSIX unlink-on-open).
@@ -60,6 +61,7 @@ nfs4::PUTFH4res handle(compound_context& ctx, const nfs4::PUTFH4args& args) {
   held_fh h;
   h.fh = args.object;
   h.obj = std::move(obj);
+  h.ctime = ctime;
   ctx.set_current_fh(std::move(h));
   return {.status = ok};
 }

@@ -12,7 +12,10 @@
 // READ/WRITE do no open(2); the special stateids fall back to the fs layer, which checks
 // each call against the caller's identity (a WRITE by opening the file, a READ by opening it
 // or, once an earlier READ kept a descriptor with the object, by faccessat). READ data goes into a buffer owned by a shared_ptr kept
-// alive in ctx.keepalive, and the result refers to it (no copy before the socket).
+// alive in ctx.keepalive, and the result refers to it (no copy before the socket); or, for
+// a large READ where ctx.file_payloads allows it, stays in the file: the result names the
+// range (its length from the file's size now), the descriptor is kept alive in
+// ctx.keepalive, and the TCP connection sends the range from the page cache.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -43,6 +46,30 @@ constexpr std::uint32_t max_read = 1u << 20;
 constexpr std::uint32_t read_reply_overhead = 1024;
 
 constexpr std::uint64_t max_file_offset = static_cast<std::uint64_t>(LLONG_MAX);
+
+/// The least READ payload left in its file (ctx.file_payloads): below it, reading into
+/// memory costs less than the system calls of sending a range apart.
+constexpr std::size_t min_file_payload = 64 * 1024;
+
+/// Answers a READ of `count` bytes at `offset` with its payload left in the file, if
+/// that payload is at least min_file_payload bytes long; false (nothing changed but the
+/// reader an object may now keep) to read into memory instead.
+bool read_in_place(compound_context& ctx, const data_fd& fd, std::uint64_t offset, std::uint32_t count,
+                   nfs4::READ4res& res) {
+  std::error_code ec;
+  const int from = fd ? fd->get() : fs::reader(ctx.current.obj, ec, ctx.current.ctime);
+  if (from < 0) return false;  // the read into memory meets the same error and reports it
+  const fs::read_result r = fs::extent(from, offset, count, ec);
+  if (ec || r.count < min_file_payload) return false;
+  res.status = nfsstat4::NFS4_OK;
+  res.resok4.eof = r.eof;
+  res.resok4.file = {from, offset, r.count};
+  if (fd)
+    ctx.keepalive.push_back(fd);
+  else
+    ctx.keepalive.push_back(std::make_shared<const fs::object>(ctx.current.obj.share()));
+  return true;
+}
 
 nfsstat4 require_regular(const held_fh& h) {
   if (!h) return nfsstat4::NFS4ERR_NOFILEHANDLE;
@@ -107,6 +134,8 @@ nfs4::READ4res handle(compound_context& ctx, const nfs4::READ4args& a) {
   if (a.offset >= max_file_offset) count = 0;
   else count = static_cast<std::uint32_t>(std::min<std::uint64_t>(count, max_file_offset - a.offset));
 
+  if (ctx.file_payloads && count >= min_file_payload && read_in_place(ctx, fd, a.offset, count, res)) return res;
+
   std::shared_ptr<std::byte[]> buf(new std::byte[count == 0 ? 1 : count]);
   std::error_code ec;
   fs::read_result r;
@@ -114,7 +143,7 @@ nfs4::READ4res handle(compound_context& ctx, const nfs4::READ4args& a) {
   if (fd)
     r = fs::read_at(fd->get(), a.offset, span, ec);
   else
-    r = fs::read(ctx.current.obj, a.offset, span, ec);
+    r = fs::read(ctx.current.obj, a.offset, span, ec, ctx.current.ctime);
   if (ec) {
     res.status = to_nfsstat(ec);
     return res;
