@@ -179,6 +179,7 @@ rr::segment rpc_client::expose(const rpc_call& c, std::byte* data, std::size_t s
   for (const auto& r : c.registered) {
     if (r && allows(r->access(), access) && r->contains(data, size)) {
       stats_.registered_segments++;
+      ep_->grant(*r);  // once per registration and connection: the peer then asks nothing
       return r->segment(static_cast<std::size_t>(data - r->data()), size);
     }
   }

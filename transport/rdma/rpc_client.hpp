@@ -96,7 +96,9 @@ struct rpc_client_stats {
 ///   reply may leave Write chunks unused (its payloads then inline), and must not claim
 ///   more bytes in a chunk than the target holds, or more chunks than offered. The client never
 ///   initiates RDMA. The memory it exposes goes through the caller's registrations
-///   (rpc_call::registered) where they cover it; the rest is registered for the call and
+///   (rpc_call::registered) where they cover it, each pre-authorized for the peer
+///   (endpoint::grant) at its first use on the connection, so that the responder's
+///   accesses to it need no message on cma; the rest is registered for the call and
 ///   deregistered when the call completes.
 /// - Credits: starts at 1; never more calls outstanding than the last grant (0 counts as
 ///   1); calls beyond it wait in order. Each call carries the request policy's figure.
