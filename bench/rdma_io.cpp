@@ -16,8 +16,11 @@
 // DMA would be nobody's.) A block of S bytes is ceil(S / 1 MiB) client reads (the SDK's
 // largest single READ) issued together into one registered slice. Every run is bounded by
 // --seconds and --max-gib; every block's data is checked (its first and last words hold their
-// file offsets). Then, per transport, many small files are read (open, read, close; see
-// small_files), then all of them again with one vread. Results go to a JSON file.
+// file offsets). Then, per transport and size, vreads of several blocks of 4-64 KiB each
+// (measure_vread: the planner packs each vread's READs into COMPOUNDs of several READs,
+// each placed by RDMA Write in its own Write chunk). Then many small files are read (open,
+// read, close; see small_files), then all of them again with one vread. Results go to a
+// JSON file.
 #include <fcntl.h>
 #include <sys/resource.h>
 
@@ -161,6 +164,54 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
   return r;
 }
 
+/// Vreads of `items` blocks of `size` bytes at random block-aligned offsets of the open file
+/// (PUTFH and READ each, packed into COMPOUNDs by the planner) into one registered buffer,
+/// one vread after another for `seconds` (at most `max_bytes`); every block checked.
+struct vread_result {
+  std::string transport;
+  std::size_t size = 0;
+  unsigned items = 0;
+  std::uint64_t vreads = 0, bytes = 0, compounds = 0, bytes_direct = 0, bytes_copied = 0;
+  double seconds = 0, cpu_seconds = 0;
+};
+
+vread_result measure_vread(vnfs::client& c, const vnfs::file& f, std::size_t file_size, std::size_t size,
+                           unsigned items, double seconds, std::uint64_t max_bytes) {
+  std::vector<std::byte> buf(std::size_t(items) * size);
+  vnfs::memory_region mr = c.register_memory(buf.data(), buf.size(), vnfs::access::read);
+  std::mt19937_64 rng(items * 7907 + size);
+  const std::uint64_t blocks_in_file = file_size / size;
+  std::vector<vnfs::vio> ios(items);
+  vread_result r;
+  r.size = size;
+  r.items = items;
+  const vnfs::client_stats s0 = c.stats();
+  const double cpu0 = cpu_now();
+  const auto start = clock_type::now();
+  const auto deadline = start + std::chrono::duration<double>(seconds);
+  while (clock_type::now() < deadline && r.bytes < max_bytes) {
+    for (unsigned i = 0; i < items; ++i) ios[i] = vnfs::vio(f, (rng() % blocks_in_file) * size, mr.slice(std::size_t(i) * size, size));
+    const vnfs::vresult res = c.vread(ios);
+    if (!res.ok()) throw std::runtime_error("vread: " + res.error.message());
+    for (unsigned i = 0; i < items; ++i) {
+      std::uint64_t first, last;
+      std::memcpy(&first, buf.data() + std::size_t(i) * size, 8);
+      std::memcpy(&last, buf.data() + std::size_t(i) * size + size - 8, 8);
+      if (ios[i].bytes != size || first != ios[i].offset || last != ios[i].offset + size - 8)
+        throw std::runtime_error("vread: wrong data at offset " + std::to_string(ios[i].offset));
+    }
+    r.vreads++;
+    r.bytes += std::uint64_t(items) * size;
+  }
+  r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  r.cpu_seconds = cpu_now() - cpu0;
+  const vnfs::client_stats s1 = c.stats();
+  r.compounds = s1.compounds - s0.compounds;
+  r.bytes_direct = s1.payload_bytes_direct - s0.payload_bytes_direct;
+  r.bytes_copied = s1.payload_bytes_copied - s0.payload_bytes_copied;
+  return r;
+}
+
 /// Reads `n` small files (open, read of `file_size` bytes into registered memory, close),
 /// `depth` files at a time: the many-small-files workload with the scalar calls (three
 /// COMPOUNDs per file); small_files_vectorized does the same with one vread.
@@ -262,11 +313,11 @@ small_result small_files_vectorized(vnfs::client& c, unsigned n, std::size_t fsi
 int main(int argc, char** argv) try {
   const auto program_start = clock_type::now();
   std::string depths = "1", readahead = "16", patterns = "random,sequential", transports = "tcp,rdma";
-  std::string sizes = "4K,8K,16K,32K,64K,128K,256K,512K,1M";
+  std::string sizes = "4K,8K,16K,32K,64K,128K,256K,512K,1M", vread_sizes = "4K,16K,64K";
   std::string out = "bench/results/rdma_io.json";
   double seconds = 2;
   std::uint64_t max_gib = 8;
-  unsigned file_mib = 512, server_threads = 4, small_count = 1000, small_size = 4096, small_depth = 64;
+  unsigned file_mib = 512, server_threads = 4, small_count = 1000, small_size = 4096, small_depth = 64, vread_items = 16;
   po::options_description desc(
       "Usage: rdma_io [options]\n\n"
       "papers/003 Figures 3-4: direct reads (registered memory) of several block sizes through\n"
@@ -285,6 +336,8 @@ int main(int argc, char** argv) try {
       ("max-gib", po::value(&max_gib)->default_value(max_gib), "upper bound of GiB read per run")
       ("file-mib", po::value(&file_mib)->default_value(file_mib), "size of the file read (MiB)")
       ("server-threads", po::value(&server_threads)->default_value(server_threads), "vnfsd --threads")
+      ("vread-sizes", po::value(&vread_sizes)->default_value(vread_sizes), "vreads: comma-separated block sizes (4 KiB .. 1 MiB; empty: none)")
+      ("vread-items", po::value(&vread_items)->default_value(vread_items), "vreads: blocks per vread (1..1024)")
       ("small-files", po::value(&small_count)->default_value(small_count), "small files read per transport (0: none)")
       ("small-size", po::value(&small_size)->default_value(small_size), "bytes of each small file (8..1 MiB)")
       ("small-depth", po::value(&small_depth)->default_value(small_depth), "small files in flight (1..256)")
@@ -340,6 +393,7 @@ int main(int argc, char** argv) try {
   }
 
   std::vector<result> results;
+  std::vector<vread_result> vreads;
   std::vector<small_result> smalls;
   for (const auto& s : vnfs::bench::split_list(sizes, ',')) {
     std::size_t size = parse_size(s);
@@ -365,6 +419,22 @@ int main(int argc, char** argv) try {
                      static_cast<unsigned long long>(r.bytes_direct), static_cast<unsigned long long>(r.bytes_copied));
         results.push_back(r);
       }
+    }
+  }
+  if (vread_items == 0 || vread_items > 1024) throw std::runtime_error("--vread-items must be 1..1024");
+  for (const auto& s : vnfs::bench::split_list(vread_sizes, ',')) {
+    const std::size_t size = parse_size(s);
+    if (size < 4096 || size > (1u << 20) || size % 8 != 0 || size > file_size)
+      throw std::runtime_error("vread sizes must be multiples of 8 in 4 KiB .. 1 MiB and fit the file");
+    for (std::size_t ti = 0; ti < names.size(); ++ti) {
+      std::fprintf(stderr, "%-4s vread %4u x %8zu ... ", names[ti].c_str(), vread_items, size);
+      vread_result r = measure_vread(clients[ti], files[ti], file_size, size, vread_items, seconds, max_gib << 30);
+      r.transport = names[ti];
+      const double gib = static_cast<double>(r.bytes) / double(1u << 30);
+      std::fprintf(stderr, "%8.1f MB/s, %6.3f client CPU s/GiB, %.2f COMPOUNDs per vread (%llu direct, %llu copied bytes)\n",
+                   double(r.bytes) / r.seconds / 1e6, r.cpu_seconds / gib, double(r.compounds) / double(r.vreads),
+                   static_cast<unsigned long long>(r.bytes_direct), static_cast<unsigned long long>(r.bytes_copied));
+      vreads.push_back(r);
     }
   }
   for (std::size_t ti = 0; ti < names.size(); ++ti) {
@@ -401,6 +471,18 @@ int main(int argc, char** argv) try {
       << ", \"cpu_seconds_per_gib\": " << r.cpu_seconds / gib
       << ", \"compounds\": " << r.compounds << ", \"payload_bytes_direct\": " << r.bytes_direct
       << ", \"payload_bytes_copied\": " << r.bytes_copied << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+  }
+  o << "  ],\n  \"vreads\": [\n";
+  for (std::size_t i = 0; i < vreads.size(); ++i) {
+    const auto& r = vreads[i];
+    const double gib = static_cast<double>(r.bytes) / double(1u << 30);
+    o << "    {\"transport\": \"" << r.transport << "\", \"size\": " << r.size << ", \"items\": " << r.items
+      << ", \"vreads\": " << r.vreads << ", \"bytes\": " << r.bytes << ", \"seconds\": " << r.seconds
+      << ", \"mb_per_second\": " << double(r.bytes) / r.seconds / 1e6 << ", \"cpu_seconds\": " << r.cpu_seconds
+      << ", \"cpu_seconds_per_gib\": " << r.cpu_seconds / gib << ", \"compounds\": " << r.compounds
+      << ", \"compounds_per_vread\": " << double(r.compounds) / double(r.vreads)
+      << ", \"payload_bytes_direct\": " << r.bytes_direct << ", \"payload_bytes_copied\": " << r.bytes_copied << "}"
+      << (i + 1 < vreads.size() ? "," : "") << "\n";
   }
   o << "  ],\n  \"small_files\": [\n";
   for (std::size_t i = 0; i < smalls.size(); ++i) {

@@ -42,8 +42,10 @@ class reply_guide {
   virtual std::span<const std::span<std::byte>> targets() const = 0;
 
   /// A transport whose peer writes payloads into the targets itself (RPC-over-RDMA's Write
-  /// chunk): the `index`-th payload is already in its target, `len` bytes, and the record
-  /// carries only its length. Called before the channel hands the record over.
+  /// chunks): the `index`-th payload is already in its target, `len` bytes, and the record
+  /// carries only its length. `len` 0: nothing was written there, and the record carries
+  /// that payload, if any, whole (an unused chunk; an empty payload). Called, once per
+  /// index at most, before the channel hands the record over.
   virtual void placed_elsewhere(std::size_t index, std::uint32_t len) = 0;
 };
 

@@ -52,7 +52,7 @@ class rpc_channel {
   /// `call` until sent (TCP) or answered (RDMA); the memory it references must live as
   /// long. `guide`: what to receive of the reply to `xid` and where its payloads may be
   /// placed directly (null: receive it whole, place nothing); the channel may place any of
-  /// them or none (RDMA: only the first, when it is the only target), and uses the guide
+  /// them or none (RDMA: those before the first empty target, up to 64), and uses the guide
   /// for one reply. The channel keeps `guide` only weakly: the caller owns it, its targets
   /// are valid as long as it lives, and the caller drops it when it gives up on `xid` (a
   /// reply that comes later is placed nowhere). `registered`: the caller's registered

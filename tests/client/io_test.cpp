@@ -142,17 +142,10 @@ TEST_CASE("vread places READ payload straight into registered slices; plain buff
   CHECK(plain == p);
   const std::size_t registered = a.size() + b.size() + s.size();
   CHECK(d.payload_bytes_direct + d.payload_bytes_copied == registered + p.size());
-  if (kind == target::vnfsd_rdma) {
-    // One Write chunk per call: only a COMPOUND with a single READ has its payload placed by
-    // RDMA Write. The planner packs these four files into COMPOUNDs of several READs each, so
-    // today every payload arrives inline and is copied once (issue 18 places them all).
-    CHECK(d.payload_bytes_direct == 0);
-    CHECK(d.payload_bytes_copied == registered + p.size());
-  } else {
-    // TCP: every registered payload arrives in place, the plain one is copied once.
-    CHECK(d.payload_bytes_direct == registered);
-    CHECK(d.payload_bytes_copied == p.size());
-  }
+  // Every registered payload arrives in place (over RPC-over-RDMA: a Write chunk per READ
+  // of each COMPOUND), the plain one is copied once.
+  CHECK(d.payload_bytes_direct == registered);
+  CHECK(d.payload_bytes_copied == p.size());
 }
 
 // ---- asynchrony ------------------------------------------------------------------------

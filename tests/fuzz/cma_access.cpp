@@ -4,7 +4,10 @@
 // deregistered or made up. Every access is decided by the owner's registration table and
 // carried out with process_vm_readv/writev, as between two processes.
 // Input: a byte r (r % 5 registrations), per registration 5 bytes: offset (2), length (2),
-// access (1: bits 0-1 remote_access, bit 2: deregistered at once); then accesses until
+// access (1: bits 0-1 remote_access, bit 2: deregistered at once, bit 3: pre-authorized for
+// the peer first, endpoint::grant, so that the peer checks its accesses itself); then the
+// owner sends the peer a message, which the peer receives after the grants and the revokes
+// of deregistered registrations (this input's and the previous ones'); then accesses until
 // the input ends (at most 16): kind (bit 0 write; bits 1-2 how the handle is chosen: 0 and
 // 1 a registration's, live or deregistered; 2 another fabric's; 3 four bytes of the input),
 // a registration index, then a signed offset from its start (2) and a length (2); or for
@@ -12,7 +15,8 @@
 // handle (4), an address (4, added to the arena's address when bit 3 of kind is set) and a
 // length (2). With bit 4 of kind, a read's local buffer is one byte longer than the segment.
 // Properties: an access succeeds exactly when its handle is live in the owner's fabric,
-// grants the access and [address, address + length) lies inside the registration;
+// grants the access and [address, address + length) lies inside the registration, whether
+// the owner or (pre-authorized) the peer checks it;
 // otherwise it fails with permission_denied (invalid_argument for a read whose buffer
 // differs from the segment), and the connection stays up. The arena equals a model that
 // applies the granted writes, byte for byte (nothing outside a registration ever changes);
@@ -80,6 +84,7 @@ struct harness {
   std::unique_ptr<rdma::listener> lst;
   std::shared_ptr<rdma::endpoint> owner, peer;
   bool closed = false;
+  std::size_t peer_messages = 0;  // messages the peer received from the owner
   std::vector<std::byte> arena = std::vector<std::byte>(arena_size);
   std::vector<std::byte> model = std::vector<std::byte>(arena_size);  // what the arena must hold
   // A read's buffer, and guard bytes after it that no read may change.
@@ -99,7 +104,21 @@ struct harness {
     fuzz::run_until(io, [&] { return owner && ec != std::errc::operation_in_progress; });
     fuzz::require(!ec && peer, "connect");
     owner->start([](std::span<const std::byte>) {}, [this](std::error_code) { closed = true; });
-    peer->start([](std::span<const std::byte>) {}, [this](std::error_code) { closed = true; });
+    peer->start([this](std::span<const std::byte>) { ++peer_messages; }, [this](std::error_code) { closed = true; });
+  }
+
+  /// A message from the owner, received by the peer: what the owner sent before it (grants,
+  /// revokes) has reached the peer.
+  void sync() {
+    const std::size_t before = peer_messages;
+    peer->post_recv(1);
+    static constexpr std::byte m[4] = {};
+    bool sent = false;
+    owner->post_send({std::span<const std::byte>(m)}, [&](std::error_code ec) {
+      fuzz::require(!ec, "the owner's message is sent");
+      sent = true;
+    });
+    fuzz::run_until(io, [&] { return sent && peer_messages > before; });
   }
 
   /// Runs an RDMA Write of `from`, or an RDMA Read into `into`, and returns its completion code.
@@ -153,8 +172,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     r.reg = h->owner_fabric->register_memory(h->arena.data() + r.offset, r.length, r.access);
     r.handle = r.reg->handle();
+    if (a & 8) h->owner->grant(*r.reg);
     if (a & 4) r.reg.reset();
   }
+  h->sync();
 
   for (std::size_t k = 0; k < max_accesses; ++k) {
     const std::uint8_t kind = in.u8();

@@ -27,6 +27,9 @@ SEEDS = {
     # RDMA_MSG with one Write chunk of two segments (READ payload) and a Reply chunk
     "msg_write_list_reply_chunk": words(3, 1, 32, 0, 0) + words(1, 2) + segment(8, 4096, 0) +
     segment(8, 4096, 4096) + words(0) + words(1, 1) + segment(9, 65536, 0),
+    # RDMA_MSG with three Write chunks of one segment each (a COMPOUND of three READs)
+    "msg_write_list_three_chunks": words(7, 1, 32, 0, 0) + words(1, 1) + segment(8, 4096, 0) + words(1, 1) +
+    segment(8, 100, 8192) + words(1, 1) + segment(11, 65536, 0) + words(0, 0),
     # RDMA_NOMSG with a position-zero Read chunk (a long call)
     "nomsg_long_call": words(4, 1, 32, 1) + words(1, 0) + segment(10, 9000, 0) + words(0, 0, 0),
     # RDMA_ERROR: ERR_VERS with the range, and ERR_CHUNK

@@ -3,14 +3,16 @@
 // harness, which plays the server on a raw endpoint and answers with the fuzzer's reply;
 // the call's reply_decoder finishes it as the session engine does.
 // Input: a mode byte, the call (client_call.hpp), then by mode (bits 0-1):
-//   0 (as a correct server): the rest is the whole reply record. Its first READ payload
-//     goes by RDMA Write into the Write chunk when the client offered one and the record
-//     carries the rest (the reduced reply); a record too long to send inline goes into the
-//     Reply chunk (RDMA_NOMSG) when one was offered, else the call gets ERR_CHUNK.
+//   0 (as a correct server): the rest is the whole reply record. Its READ payloads go by
+//     RDMA Write into the Write chunks the client offered, in order, one payload each
+//     (a payload longer than its chunk: ERR_CHUNK), and the record carries the rest (the
+//     reduced reply); a record too long to send inline goes into the Reply chunk
+//     (RDMA_NOMSG) when one was offered, else the call gets ERR_CHUNK.
 //   1 (a hostile server, in the protocol's shape): a type byte, credits (2), a payload
-//     length (2) and a shift (2, signed) of what is RDMA-Written into the Write chunk (the
-//     client's validation refuses what leaves its registration), the length the Write list
-//     claims (2), the length the Reply chunk claims (2), then the message body.
+//     length (2) and a shift (2, signed) of what is RDMA-Written into the first Write chunk
+//     (the client's validation refuses what leaves its registration), the length each
+//     chunk of the Write list claims (2), the length the Reply chunk claims (2), then the
+//     message body.
 //   2, 3 (raw): the rest is the whole transport message, header and all.
 // A hostile message is followed by RDMA_ERROR for the call, so every call ends.
 // Properties: exactly one outcome per call (a reply, a refused call, a lost connection);
@@ -127,15 +129,14 @@ struct harness {
   }
 };
 
-/// The first READ result of `res` with a payload, and where that payload starts in `record`
-/// (whose views it holds).
-std::optional<std::span<const std::byte>> first_read_payload(const nfs4::COMPOUND4res& res) {
+/// The payloads of the successful READ results of `res`, in order (views of the record it
+/// was decoded from).
+std::vector<std::span<const std::byte>> read_payloads(const nfs4::COMPOUND4res& res) {
+  std::vector<std::span<const std::byte>> out;
   for (const auto& r : res.resarray)
-    if (const auto* rd = std::get_if<nfs4::READ4res>(&r)) {
-      if (rd->status != nfs4::nfsstat4::NFS4_OK) return std::nullopt;
-      return std::span<const std::byte>(rd->resok4.data.data(), rd->resok4.data.size());
-    }
-  return std::nullopt;
+    if (const auto* rd = std::get_if<nfs4::READ4res>(&r); rd && rd->status == nfs4::nfsstat4::NFS4_OK)
+      out.emplace_back(rd->resok4.data.data(), rd->resok4.data.size());
+  return out;
 }
 
 /// Answers as a correct server would; false when it refused the call (ERR_CHUNK).
@@ -145,20 +146,28 @@ bool answer_correctly(harness& h, const rr::header& call, std::span<const std::b
   rep.credits = 8;
   std::vector<std::byte> body(record.begin(), record.end());
   const auto plain = fuzz::plain_decode(record);
-  const auto payload = plain ? first_read_payload(*plain) : std::nullopt;
-  if (!call.write_list.empty()) {
-    rep.write_list.push_back({});
-    const auto& seg = call.write_list[0].segments.at(0);
-    if (payload && !payload->empty() && payload->size() <= seg.length) {
-      fuzz::require(!h.write(seg, *payload), "a write into the offered Write chunk");
-      rr::segment used = seg;
-      used.length = static_cast<std::uint32_t>(payload->size());
-      rep.write_list[0].segments.push_back(used);
-      // The reduced reply: the payload and its padding cut out after its length field.
-      const std::size_t at = static_cast<std::size_t>(payload->data() - record.data());
-      const std::size_t cut = payload->size() + ((4 - (payload->size() & 3)) & 3);
-      body.erase(body.begin() + static_cast<std::ptrdiff_t>(at), body.begin() + static_cast<std::ptrdiff_t>(at + cut));
+  const auto payloads = plain ? read_payloads(*plain) : std::vector<std::span<const std::byte>>{};
+  // Payload k goes to chunk k; chunks without a payload come back unused (length 0).
+  std::size_t used = std::min(payloads.size(), call.write_list.size());
+  for (std::size_t k = 0; k < used; ++k)
+    if (payloads[k].size() > call.write_list[k].segments.at(0).length) {
+      h.send(rr::make_error(call.xid, rr::error_code::err_chunk, 8), {});
+      return false;
     }
+  for (std::size_t k = 0; k < call.write_list.size(); ++k) {
+    rr::segment seg = call.write_list[k].segments.at(0);
+    seg.length = 0;
+    if (k < used && !payloads[k].empty()) {
+      seg.length = static_cast<std::uint32_t>(payloads[k].size());
+      fuzz::require(!h.write(seg, payloads[k]), "a write into an offered Write chunk");
+    }
+    rep.write_list.push_back({{seg}});
+  }
+  // The reduced reply: each placed payload and its padding cut out after its length field.
+  for (std::size_t k = used; k-- > 0;) {
+    const std::size_t at = static_cast<std::size_t>(payloads[k].data() - record.data());
+    const std::size_t cut = payloads[k].size() + ((4 - (payloads[k].size() & 3)) & 3);
+    body.erase(body.begin() + static_cast<std::ptrdiff_t>(at), body.begin() + static_cast<std::ptrdiff_t>(at + cut));
   }
   xdr::encoder e;
   rr::encode_header(e, rep);
@@ -166,7 +175,7 @@ bool answer_correctly(harness& h, const rr::header& call, std::span<const std::b
     h.send(rep, body);
     return true;
   }
-  if (call.reply_chunk && rep.write_list.empty() && !call.reply_chunk->segments.empty() &&
+  if (call.reply_chunk && !call.reply_chunk->segments.empty() &&
       body.size() <= call.reply_chunk->segments[0].length) {
     rr::segment seg = call.reply_chunk->segments[0];
     fuzz::require(!h.write(seg, body), "a write into the offered Reply chunk");
@@ -199,8 +208,11 @@ void answer_hostile(harness& h, const rr::header& call, fuzz::input_reader& in) 
     const std::error_code ec = h.write(aimed, bytes);
     const bool inside = shift >= 0 && std::uint64_t(shift) + payload <= seg.length;
     fuzz::require(inside ? !ec : ec == std::errc::permission_denied, "the client grants writes inside its Write chunk only");
-    seg.length = claim_write;
-    rep.write_list.push_back({{seg}});
+    for (const auto& chunk : call.write_list) {
+      rr::segment claimed = chunk.segments.at(0);
+      claimed.length = claim_write;
+      rep.write_list.push_back({{claimed}});
+    }
   }
   if (call.reply_chunk && !call.reply_chunk->segments.empty()) {
     rr::segment seg = call.reply_chunk->segments[0];

@@ -69,7 +69,7 @@ TEST_CASE("a payload left in a file: its length and padding encoded, the range i
   REQUIRE(chain.size() == 3);
   CHECK(std::vector<std::byte>(chain[0].bytes.begin(), chain[0].bytes.end()) == B({0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 6}));
   CHECK(chain[0].file.fd == -1);
-  CHECK(chain[1].referenced);
+  CHECK(chain[1].payload);
   CHECK(chain[1].bytes.empty());
   CHECK(chain[1].file.fd == 5);
   CHECK(chain[1].file.offset == 1000);
@@ -79,6 +79,41 @@ TEST_CASE("a payload left in a file: its length and padding encoded, the range i
   CHECK_THROWS_AS(whole.flatten(), std::logic_error);
   e.truncate({});
   CHECK_FALSE(e.has_file_payloads());
+
+TEST_CASE("chain() names every put_opaque_ref payload, copied small ones and empty ones too, in order") {
+  std::vector<std::byte> big(100, std::byte{0x11}), small(5, std::byte{0x22});
+  xdr::encoder inner;
+  inner.put_u32(1);
+  inner.put_opaque_ref(big);    // referenced
+  inner.put_opaque_ref(small);  // copied (under 64 bytes), 3 bytes of padding
+  inner.put_opaque_ref({});     // empty
+  inner.put_u32(2);
+  xdr::encoder e;  // appended, as vnfsd's dispatcher builds a reply
+  e.put_u32(0);
+  e.append(inner);
+  CHECK(e.referenced_bytes() == 100);
+  CHECK(e.pieces().size() == 3);  // owned, referenced, owned: the small payload is among the owned bytes
+  auto chain = e.chain();
+  std::vector<std::size_t> payload_sizes, owned_sizes;
+  std::vector<std::byte> joined;
+  for (const auto& p : chain) {
+    (p.payload ? payload_sizes : owned_sizes).push_back(p.bytes.size());
+    joined.insert(joined.end(), p.bytes.begin(), p.bytes.end());
+  }
+  CHECK(payload_sizes == std::vector<std::size_t>{100, 5, 0});
+  CHECK(chain[1].bytes.data() == big.data());
+  CHECK(chain[3].bytes[0] == std::byte{0x22});
+  CHECK(joined == e.flatten());
+  // Truncating to a mark drops the payloads after it.
+  xdr::encoder t;
+  t.put_opaque_ref(small);
+  auto m = t.mark();
+  t.put_opaque_ref(small);
+  t.truncate(m);
+  std::size_t payloads = 0;
+  for (const auto& p : t.chain()) payloads += p.payload;
+  CHECK(payloads == 1);
+  CHECK(t.size() == 12);
 }
 
 TEST_CASE("malformed input throws decode_error") {

@@ -3,8 +3,12 @@
 //
 // Conventions of this implementation (and of the Linux one):
 // - Only opaque payloads are DDP-eligible (RFC 8267: WRITE data in calls, READ data in
-//   replies). Reducing one removes its bytes AND its XDR padding from the Payload stream;
+//   replies): the payload pieces of xdr::encoder::chain(), which are exactly these in NFSv4
+//   messages. Reducing one removes its bytes AND its XDR padding from the Payload stream;
 //   its length field stays inline. Chunks carry no padding.
+// - A reply's Write chunks are matched to its payloads in order (RFC 8166 §3.4, §4.3):
+//   the first payload to the first chunk, and so on, whatever each payload's length (an
+//   empty payload uses its chunk with nothing written).
 // - A Read chunk's position is the offset in the complete (unreduced) XDR stream where the
 //   data would begin inline. Position 0 is the whole message (RDMA_NOMSG).
 #pragma once
@@ -36,8 +40,8 @@ struct ddp_item {
   xdr::bytes_view data;        ///< without padding
 };
 
-/// A Payload stream with up to `max_items` referenced payloads of at least `min_size`
-/// bytes taken out (in stream order), and the inline rest.
+/// A Payload stream with up to `max_items` payloads of at least `min_size` bytes taken out
+/// (in stream order), and the inline rest.
 struct reduced_stream {
   gather_list inline_part;
   std::vector<ddp_item> items;
@@ -50,7 +54,7 @@ inline reduced_stream reduce(const std::vector<xdr::encoder::chain_piece>& chain
   std::size_t skip = 0;      // padding of the last reduced item still to drop
   for (const auto& p : chain) {
     xdr::bytes_view b = p.bytes;
-    if (p.referenced && b.size() >= min_size && out.items.size() < max_items && skip == 0) {
+    if (p.payload && b.size() >= min_size && out.items.size() < max_items && skip == 0) {
       out.items.push_back({static_cast<std::uint32_t>(position), b});
       position += b.size();
       skip = xdr_pad(b.size());

@@ -10,6 +10,7 @@
 #include <system_error>
 #include <vector>
 
+#include "transport/rdma/memory.hpp"
 #include "vnfs/rpc/rdma_header.hpp"
 #include "vnfs/xdr/encoder.hpp"
 
@@ -37,8 +38,9 @@ struct endpoint_options {
 /// hardware until a receive is posted (rnr_retry 7).
 ///
 /// One-sided operations name the peer's memory by an rpc::rdma::segment. The peer
-/// validates every access against its registration table (handle, bounds, access rights):
-/// a refused access completes with errc::permission_denied. With cma the connection stays
+/// validates every access against its registration table (handle, bounds, access rights),
+/// or has pre-authorized it (grant()): a refused access completes with
+/// errc::permission_denied. With cma the connection stays
 /// usable; with verbs the RC queue pair enters the error state and the connection closes
 /// (hardware semantics). A memory_registration's handle is meaningful only to the fabric
 /// that made it.
@@ -71,6 +73,14 @@ class endpoint : public std::enable_shared_from_this<endpoint> {
   virtual void rdma_write(rpc::rdma::segment remote, std::vector<bytes_view> local, completion done) = 0;
   /// RDMA Read of the peer's `remote` segment into `local` (local.size() == remote.length).
   virtual void rdma_read(rpc::rdma::segment remote, std::span<std::byte> local, completion done) = 0;
+
+  /// Pre-authorizes the peer's one-sided accesses to `r` (a registration of this endpoint's
+  /// fabric; others are ignored), with the rights it was registered with: a provider whose
+  /// owner checks each access with a message (cma) tells the peer once, ahead of the next
+  /// message sent here, and the peer then checks its accesses to `r` itself, with no
+  /// message. Deregistering `r` withdraws it: the peer learns it before any message sent
+  /// here after the deregistration. No-op where the hardware checks accesses (verbs).
+  virtual void grant(const memory_registration& r) { (void)r; }
 
   /// The private data the peer sent while connecting (empty if none).
   virtual std::span<const std::byte> peer_private_data() const = 0;

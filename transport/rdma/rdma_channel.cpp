@@ -1,7 +1,8 @@
 // vnfs transport: the RPC-client channel over RPC-over-RDMA v1 (rpc_client.hpp) — the
-// server RDMA-Writes a reply's payload into the caller's target (a Write chunk) and long
-// replies into a Reply chunk, and RDMA-Reads sent payload and long calls from this
-// process's memory, exposed through the fabric registrations of the caller's regions.
+// server RDMA-Writes each of a reply's payloads into the caller's target for it (one Write
+// chunk each) and long replies into a Reply chunk, and RDMA-Reads sent payload and long
+// calls from this process's memory, exposed through the fabric registrations of the
+// caller's regions.
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
 
@@ -78,9 +79,13 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
     rc.message = std::move(call);
     for (const auto& r : registered)
       if (auto fr = fabric_registration(r)) rc.registered.push_back(std::move(fr));
-    // One Write chunk, which the server fills with the reply's first payload: offered only
-    // when the reply has a single payload target.
-    if (guide && guide->targets().size() == 1) rc.read_target = guide->targets()[0];
+    // One Write chunk per payload target, up to the first payload without one: the server
+    // fills the chunks with the reply's payloads in order, so chunk k is payload k's.
+    if (guide)
+      for (std::span<std::byte> t : guide->targets()) {
+        if (t.empty() || rc.read_targets.size() == rpc::rdma::max_list_entries) break;
+        rc.read_targets.push_back(t);
+      }
     rc.max_reply = max_reply;
     std::weak_ptr<rdma_channel> weak = weak_from_this();
     std::weak_ptr<reply_guide> weak_guide = guide;  // (kept weakly, as rpc_channel::send says)
@@ -93,12 +98,10 @@ class rdma_channel final : public rpc_channel, public std::enable_shared_from_th
           self->ev_.on_call_failed(xid, ec);
         return;
       }
-      self->wc_.received += r.record.size();
-      if (r.direct) {  // the server wrote the (only) payload into its target
-        self->wc_.received += *r.direct;
-        self->wc_.direct += *r.direct;
-        if (auto guide = weak_guide.lock()) guide->placed_elsewhere(0, *r.direct);
-      }
+      self->wc_.received += r.record.size() + r.direct();
+      self->wc_.direct += r.direct();
+      if (auto guide = weak_guide.lock())
+        for (std::size_t k = 0; k < r.written.size(); ++k) guide->placed_elsewhere(k, r.written[k]);
       self->ev_.on_reply(xid, std::move(r.record));
     });
   }

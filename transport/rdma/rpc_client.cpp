@@ -19,6 +19,8 @@ std::vector<std::byte> encode(const rr::header& h) {
 /// Room a reply needs besides the RPC message when the client offered chunks: the fixed
 /// header words and the echoed chunk lists.
 constexpr std::size_t reply_header_room = 7 * 4 + 2 * 4 + 16 * 2;
+/// What each Write chunk of one segment adds to it: presence, segment count, the segment.
+constexpr std::size_t write_chunk_room = 4 + 4 + 16;
 /// Above this many pieces a position-zero chunk is flattened into one buffer.
 constexpr std::size_t max_nomsg_segments = 16;
 
@@ -93,12 +95,18 @@ void rpc_client::send_one(std::unique_ptr<pending> p) {
   h.credits = opts_.request_policy->request(static_cast<std::uint32_t>(outstanding_.size() + 1), granted_);
 
   try {
-    // The reply: a Write chunk for READ data, or a Reply chunk for a long reply.
-    if (!p->call.read_target.empty()) {
-      auto& t = p->call.read_target;
+    // The reply: a Write chunk per READ target, and a Reply chunk for what may remain of a
+    // long reply.
+    if (p->call.read_targets.size() > rr::max_list_entries) return p->done(errc_code(std::errc::invalid_argument), {});
+    std::size_t placeable = 0;
+    for (auto& t : p->call.read_targets) {
       h.write_list.push_back(rr::write_chunk{{expose(p->call, t.data(), t.size(), remote_access::write, p->regs)}});
-    } else if (p->call.max_reply + reply_header_room > opts_.inline_size) {
-      p->reply_buffer.resize(std::min<std::size_t>(p->call.max_reply, UINT32_MAX));
+      placeable += t.size();
+    }
+    stats_.write_chunks_offered += h.write_list.size();
+    const std::size_t rest = p->call.max_reply - std::min(placeable, p->call.max_reply);
+    if (rest > 0 && rest + reply_header_room + write_chunk_room * h.write_list.size() > opts_.inline_size) {
+      p->reply_buffer.resize(std::min<std::size_t>(rest, UINT32_MAX));
       h.reply_chunk = rr::write_chunk{
           {expose(p->call, p->reply_buffer.data(), p->reply_buffer.size(), remote_access::write, p->regs)}};
     }
@@ -108,7 +116,8 @@ void rpc_client::send_one(std::unique_ptr<pending> p) {
     auto chain = msg.chain();
     std::size_t header_size = encode(h).size();
     if (header_size + msg.size() <= inline_send_) {
-      for (auto& piece : chain) body.push_back(piece.bytes);
+      for (auto& piece : chain)
+        if (!piece.bytes.empty()) body.push_back(piece.bytes);
       stats_.inline_calls++;
     } else {
       reduced_stream red = reduce(chain, opts_.ddp_threshold, rr::max_list_entries);
@@ -170,6 +179,7 @@ rr::segment rpc_client::expose(const rpc_call& c, std::byte* data, std::size_t s
   for (const auto& r : c.registered) {
     if (r && allows(r->access(), access) && r->contains(data, size)) {
       stats_.registered_segments++;
+      ep_->grant(*r);  // once per registration and connection: the peer then asks nothing
       return r->segment(static_cast<std::size_t>(data - r->data()), size);
     }
   }
@@ -202,12 +212,17 @@ void rpc_client::on_message(std::span<const std::byte> m) {
 
   rpc_result r;
   bool ok = true;
-  // The Write list: at most the one chunk we offered, with the lengths actually written.
-  std::uint64_t placed = 0;
-  if (h.write_list.size() > 1 || (!h.write_list.empty() && p.call.read_target.empty())) ok = false;
-  if (ok && !h.write_list.empty()) {
-    placed = h.write_list[0].total_length();
-    if (placed > p.call.read_target.size()) ok = false;
+  // The Write list: no more chunks than we offered, each with the bytes actually written,
+  // which fit its target. A chunk the reply leaves out was not used.
+  const auto& targets = p.call.read_targets;
+  if (h.write_list.size() > targets.size()) ok = false;
+  if (ok && !targets.empty()) {
+    r.written.assign(targets.size(), 0);
+    for (std::size_t i = 0; ok && i < h.write_list.size(); ++i) {
+      const std::uint64_t n = h.write_list[i].total_length();
+      if (n > targets[i].size()) ok = false;
+      else r.written[i] = static_cast<std::uint32_t>(n);
+    }
   }
   if (ok && h.type == rr::msg_type::rdma_msg) {
     auto rest = d.rest();
@@ -225,10 +240,10 @@ void rpc_client::on_message(std::span<const std::byte> m) {
     }
   }
   if (!ok) return lost(errc_code(std::errc::connection_aborted));
-  if (placed > 0) {
-    r.direct = static_cast<std::uint32_t>(placed);
+  if (const std::uint64_t placed = r.direct(); placed > 0) {
     stats_.bytes_placed += placed;
     stats_.write_list_replies++;
+    for (auto w : r.written) stats_.write_chunks_filled += w > 0;
   }
   complete(h.xid, {}, std::move(r));
   pump();

@@ -38,11 +38,15 @@ struct rpc_call {
   std::uint32_t xid = 0;
   /// Kept until the reply; may reference payload memory (WRITE data) that must stay valid.
   std::shared_ptr<const xdr::encoder> message;
-  /// If not empty: the reply's one DDP-eligible payload (READ data) is to be RDMA-Written
-  /// here (a Write list of one chunk). The rest of that reply must fit inline.
-  std::span<std::byte> read_target;
-  /// Upper bound of the reply's size. Above the inline threshold, a Reply chunk of this
-  /// size is offered (without a read_target).
+  /// Where the reply's DDP-eligible payloads (READ data) are to be RDMA-Written, in their
+  /// order in the reply: one Write chunk each (non-empty spans, at most
+  /// rpc::rdma::max_list_entries, else the call fails with errc::invalid_argument; RFC 8166: the
+  /// responder fills the chunks in order, one payload each; payloads beyond the last chunk
+  /// stay in the reply).
+  std::vector<std::span<std::byte>> read_targets;
+  /// Upper bound of the reply's size, each payload that goes to a read target counted at
+  /// its target's size. When what may remain of the reply besides those (max_reply less the
+  /// targets' sizes) is above the inline threshold, a Reply chunk of that size is offered.
   std::size_t max_reply = 0;
   /// Registrations of this fabric that the caller keeps across calls (memory registered
   /// once). Memory the call exposes — read_target, WRITE payloads by Read chunk, the pieces
@@ -53,11 +57,19 @@ struct rpc_call {
 };
 
 struct rpc_result {
-  /// The RPC reply message. With `direct`, it is the reduced reply (RFC 8166): the READ
-  /// payload and its XDR padding are cut out right after the payload's length field.
+  /// The RPC reply message: the reduced reply (RFC 8166), where each payload placed in a
+  /// Write chunk is cut out, with its XDR padding, right after its length field.
   std::vector<std::byte> record;
-  /// Bytes the responder RDMA-Wrote into read_target (the Write chunk was used).
-  std::optional<std::uint32_t> direct;
+  /// Per read_target (empty when none was offered): the bytes the responder RDMA-Wrote
+  /// there. 0 for a chunk left unused (its payload, if any, is then in `record`: e.g. a
+  /// reply replayed from a cache) or filled with an empty payload.
+  std::vector<std::uint32_t> written;
+  /// Sum of `written`.
+  std::uint64_t direct() const {
+    std::uint64_t n = 0;
+    for (auto w : written) n += w;
+    return n;
+  }
 };
 
 struct rpc_client_stats {
@@ -70,6 +82,8 @@ struct rpc_client_stats {
   std::uint64_t registered_segments = 0;     // segments exposed through rpc_call::registered instead
   std::uint64_t inline_calls = 0, read_chunk_calls = 0, nomsg_calls = 0;
   std::uint64_t write_list_replies = 0, reply_chunk_replies = 0;
+  std::uint64_t write_chunks_offered = 0;  // Write chunks in the calls' Write lists
+  std::uint64_t write_chunks_filled = 0;   // of those, chunks the responder wrote bytes into
   std::uint32_t max_outstanding = 0;  // the most calls ever outstanding at once
 };
 
@@ -77,10 +91,14 @@ struct rpc_client_stats {
 ///
 /// - Chunks as the Linux client chooses them: inline when the call fits; else the WRITE
 ///   payloads as Read chunks at their XDR positions; if it still does not fit, the whole
-///   call as a position-zero Read chunk with RDMA_NOMSG. A READ target becomes a Write
-///   chunk; a reply bound above the inline threshold a Reply chunk. The client never
+///   call as a position-zero Read chunk with RDMA_NOMSG. Each READ target becomes a Write
+///   chunk; a reply whose rest may be above the inline threshold gets a Reply chunk. A
+///   reply may leave Write chunks unused (its payloads then inline), and must not claim
+///   more bytes in a chunk than the target holds, or more chunks than offered. The client never
 ///   initiates RDMA. The memory it exposes goes through the caller's registrations
-///   (rpc_call::registered) where they cover it; the rest is registered for the call and
+///   (rpc_call::registered) where they cover it, each pre-authorized for the peer
+///   (endpoint::grant) at its first use on the connection, so that the responder's
+///   accesses to it need no message on cma; the rest is registered for the call and
 ///   deregistered when the call completes.
 /// - Credits: starts at 1; never more calls outstanding than the last grant (0 counts as
 ///   1); calls beyond it wait in order. Each call carries the request policy's figure.

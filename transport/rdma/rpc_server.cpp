@@ -417,28 +417,36 @@ void rpc_server::impl::reply(const std::shared_ptr<conn>& c, std::shared_ptr<pen
   std::vector<std::pair<rr::segment, gather_list>> writes;  // RDMA Writes to do first
   gather_list inline_part;
   std::uint64_t direct = 0;
+  std::size_t chunks_used = 0;
   if (!call->write_list.empty()) {
-    // The first referenced payload (READ data) goes to the first Write chunk; unused
-    // chunks return with no segments.
-    reduced_stream red = reduce(chain, 1, 1);
+    // RFC 8166 (§3.4, §4.3): the payloads (READ data), in order, go to the Write chunks, in
+    // order, one payload per chunk whatever its length. A payload longer than its chunk is
+    // ERR_CHUNK. Payloads beyond the last chunk stay in the reply, where the requester
+    // finds them as it would without chunks (inline, or in the Reply chunk). Chunks beyond
+    // the last payload come back unused: their segments, each with length 0.
+    reduced_stream red = reduce(chain, 0, call->write_list.size());
     inline_part = std::move(red.inline_part);
     h.write_list.resize(call->write_list.size());
-    if (!red.items.empty()) {
+    for (std::size_t k = 0; k < call->write_list.size(); ++k) {
+      const auto& segs = call->write_list[k].segments;
       std::vector<gather_list> parts;
-      std::vector<std::uint32_t> written;
-      const auto& segs = call->write_list[0].segments;
-      if (!split_over(segs, {red.items[0].data}, parts, written))
-        return send_error(c, call->xid, rr::error_code::err_chunk);
+      std::vector<std::uint32_t> written(segs.size(), 0);
+      if (k < red.items.size()) {
+        if (!split_over(segs, {red.items[k].data}, parts, written))
+          return send_error(c, call->xid, rr::error_code::err_chunk);
+        direct += red.items[k].data.size();
+      }
       for (std::size_t i = 0; i < segs.size(); ++i) {
         rr::segment s = segs[i];
         s.length = written[i];
-        h.write_list[0].segments.push_back(s);
+        h.write_list[k].segments.push_back(s);
         if (written[i] > 0) writes.push_back({s, std::move(parts[i])});
       }
-      direct = red.items[0].data.size();
     }
+    chunks_used = red.items.size();
   } else {
-    for (auto& p : chain) inline_part.push_back(p.bytes);
+    for (auto& p : chain)
+      if (!p.bytes.empty()) inline_part.push_back(p.bytes);
   }
 
   gather_list body;
@@ -470,6 +478,7 @@ void rpc_server::impl::reply(const std::shared_ptr<conn>& c, std::shared_ptr<pen
   }
 
   count([&](rpc_server_stats& s) {
+    s.write_chunks_used += chunks_used;
     if (direct > 0) s.write_list_replies++;
     if (reply_chunk_bytes > 0) s.reply_chunk_replies++;
     if (direct == 0 && reply_chunk_bytes == 0) s.inline_replies++;

@@ -61,6 +61,7 @@ struct rpc_server_stats {
   std::uint64_t read_chunk_calls = 0;    // RDMA_MSG calls with Read chunks (WRITE payload)
   std::uint64_t nomsg_calls = 0;         // long calls: RDMA_NOMSG with a position-zero Read chunk
   std::uint64_t inline_replies = 0, reply_chunk_replies = 0, write_list_replies = 0;
+  std::uint64_t write_chunks_used = 0;   // Write chunks that received a payload (of any length)
   std::uint64_t bytes_rdma_written = 0;  // into clients' Write and Reply chunks
   std::uint64_t bytes_rdma_read = 0;     // from clients' Read chunks
   std::uint64_t err_vers_sent = 0, err_chunk_sent = 0;

@@ -27,7 +27,9 @@ struct file_range {
 /// put_opaque_ref() does not copy the payload: the span is recorded as a separate piece of
 /// the output chain, so READ/WRITE data can leave straight from the caller's memory by a
 /// gather write. The caller keeps referenced memory alive and unchanged until the chain
-/// returned by pieces() has been consumed.
+/// returned by pieces() has been consumed. A payload under 64 bytes is copied instead, but
+/// chain() still names it as a payload: every put_opaque_ref() is one payload piece there,
+/// whatever its length (RPC-over-RDMA matches chunks to payloads by their order).
 class encoder {
  public:
   encoder() { own_.reserve(256); }
@@ -54,14 +56,16 @@ class encoder {
     put_u32(static_cast<std::uint32_t>(data.size()));
     put_fixed_opaque(data);
   }
-  /// Variable-length opaque whose payload is referenced, not copied (zero-copy).
+  /// Variable-length opaque whose payload is referenced, not copied (zero-copy): a payload
+  /// piece of chain().
   void put_opaque_ref(bytes_view data) {
     put_u32(static_cast<std::uint32_t>(data.size()));
     if (data.size() < small_copy_limit) {  // a tiny piece costs more than its copy
+      pieces_.push_back({own_.size(), {}, data.size(), {}});
       put_fixed_opaque(data);
       return;
     }
-    pieces_.push_back({own_.size(), data});
+    pieces_.push_back({own_.size(), data, 0, {}});
     referenced_ += data.size();
     pad(data.size());
   }
@@ -69,7 +73,7 @@ class encoder {
   /// describes such a piece; pieces() and flatten() refuse an encoding that holds one.
   void put_opaque_file(const file_range& r) {
     put_u32(static_cast<std::uint32_t>(r.size));
-    pieces_.push_back({own_.size(), bytes_view(), r});
+    pieces_.push_back({own_.size(), bytes_view(), 0, r});
     referenced_ += r.size;
     ++files_;
     pad(r.size);
@@ -86,8 +90,8 @@ class encoder {
     std::size_t own_at = 0;
     for (const piece& p : other.pieces_) {
       copy_in(other.own_.data() + own_at, p.own_end - own_at);
-      own_at = p.own_end;
-      pieces_.push_back({own_.size(), p.ref, p.file});
+      own_at = p.own_end;  // a copied payload's bytes are copied with the owned bytes after it
+      pieces_.push_back({own_.size(), p.ref, p.copied, p.file});
       referenced_ += p.file.fd >= 0 ? p.file.size : p.ref.size();
     }
     files_ += other.files_;
@@ -132,6 +136,7 @@ class encoder {
     std::vector<bytes_view> out;
     std::size_t own_at = 0;
     for (const piece& p : pieces_) {
+      if (p.is_copy()) continue;  // among the owned bytes
       if (p.own_end > own_at) out.emplace_back(own_.data() + own_at, p.own_end - own_at);
       own_at = p.own_end;
       out.push_back(p.ref);
@@ -139,24 +144,30 @@ class encoder {
     if (own_.size() > own_at) out.emplace_back(own_.data() + own_at, own_.size() - own_at);
     return out;
   }
-  /// One piece of the output chain, and whether it is a referenced payload (put_opaque_ref)
-  /// rather than the encoder's own bytes. A referenced piece's XDR padding, if any, is
-  /// the first bytes of the next owned piece.
+  /// One piece of the output chain, and whether it is a payload (put_opaque_ref), referenced
+  /// or copied, rather than other encoded bytes. A payload's XDR padding, if any, is the
+  /// first bytes of the next piece, which is not a payload.
   struct chain_piece {
     bytes_view bytes;
-    bool referenced = false;
+    bool payload = false;
     /// A payload left in a file (put_opaque_file): file.fd >= 0, and `bytes` is empty.
     file_range file{};
   };
-  /// pieces(), tagged: transports that move payloads separately (RPC-over-RDMA chunks)
+  /// The encoding split at its payloads: one payload piece per put_opaque_ref(), in order,
+  /// empty ones included. Transports that move payloads separately (RPC-over-RDMA chunks)
   /// find them here. Valid until the encoder is next modified or destroyed.
   std::vector<chain_piece> chain() const {
     std::vector<chain_piece> out;
     std::size_t own_at = 0;
     for (const piece& p : pieces_) {
       if (p.own_end > own_at) out.push_back({bytes_view(own_.data() + own_at, p.own_end - own_at), false});
-      own_at = p.own_end;
-      out.push_back({p.ref, true, p.file});
+      if (p.is_copy()) {
+        out.push_back({bytes_view(own_.data() + p.own_end, p.copied), true});
+        own_at = p.own_end + p.copied;
+      } else {
+        out.push_back({p.ref, true, p.file});
+        own_at = p.own_end;
+      }
     }
     if (own_.size() > own_at) out.push_back({bytes_view(own_.data() + own_at, own_.size() - own_at), false});
     return out;
@@ -172,10 +183,15 @@ class encoder {
 
  private:
   static constexpr std::size_t small_copy_limit = 64;
+  /// A payload: referenced (`ref`), left in a file (`file`), or copied into own_ at own_end
+  /// (`copied` bytes; ref empty, no file). Copied payloads are empty or shorter than
+  /// small_copy_limit.
   struct piece {
-    std::size_t own_end;  // the owned bytes preceding this reference end here
+    std::size_t own_end;  // the owned bytes preceding this payload end here
     bytes_view ref;       // referenced payload
+    std::size_t copied;   // length of a copied payload
     file_range file{};    // or, with file.fd >= 0, a payload left in a file
+    bool is_copy() const { return ref.data() == nullptr && file.fd < 0; }
   };
 
   void no_file_payloads() const {

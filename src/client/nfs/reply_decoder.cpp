@@ -31,8 +31,12 @@ std::uint32_t u32_at(std::span<const std::byte> body, std::size_t off) {
 }  // namespace
 
 void reply_decoder::placed_elsewhere(std::size_t read_index, std::uint32_t len) {
-  elsewhere_index_ = read_index;
-  elsewhere_len_ = len;
+  if (plan_ && read_index < plan_->targets.size()) {
+    if (elsewhere_.size() <= read_index) elsewhere_.resize(read_index + 1, 0);
+    elsewhere_[read_index] = len;
+  } else if (len > 0) {
+    failed_ = true;  // a payload for a READ that has no target
+  }
 }
 
 std::span<const std::span<std::byte>> reply_decoder::targets() const {
@@ -61,29 +65,35 @@ bool reply_decoder::decode_header(xdr::decoder& d) {
 }
 
 void reply_decoder::decode_result(xdr::decoder& d) {
-  if (elsewhere_index_ == reads_) {
-    xdr::decoder peek = d;
-    if (peek.remaining() >= 4 && peek.get_u32() == static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_READ)) {
-      // A READ result is opnum, status, eof and length (16 bytes), then the payload, which
-      // is in its target already.
-      d.get_u32();
-      nfs4::READ4res r;
-      r.status = static_cast<nfs4::nfsstat4>(d.get_u32());
-      r.resok4.eof = d.get_bool();
-      if (r.status != nfs4::nfsstat4::NFS4_OK || d.get_u32() != elsewhere_len_ || !plan_ ||
-          reads_ >= plan_->targets.size() || elsewhere_len_ > plan_->targets[reads_].size())
-        throw xdr::decode_error("misplaced READ payload");
-      r.resok4.data = plan_->targets[reads_].first(elsewhere_len_);
-      reply_.res.resarray.push_back(std::move(r));
-      reply_.placed.push_back(true);
-      ++reads_;
-      elsewhere_index_ = none;
-      return;
-    }
+  // A successful READ result carries the reply's next payload (RFC 8166 matches Write
+  // chunks to payloads in order: a failed READ has none).
+  xdr::decoder peek = d;
+  const bool payload = peek.remaining() >= 8 &&
+                       peek.get_u32() == static_cast<std::uint32_t>(nfs4::nfs_opnum4::OP_READ) &&
+                       peek.get_u32() == static_cast<std::uint32_t>(nfs4::nfsstat4::NFS4_OK);
+  const std::uint32_t placed = payload && payloads_ < elsewhere_.size() ? elsewhere_[payloads_] : 0;
+  if (placed > 0) {
+    // opnum, status, eof and length (16 bytes); the payload is in its target already, as
+    // long as the length says.
+    d.get_u32();
+    nfs4::READ4res r;
+    r.status = static_cast<nfs4::nfsstat4>(d.get_u32());
+    r.resok4.eof = d.get_bool();
+    const std::span<std::byte> target = plan_->targets[payloads_];
+    if (d.get_u32() != placed || placed > target.size()) throw xdr::decode_error("misplaced READ payload");
+    r.resok4.data = target.first(placed);
+    reply_.res.resarray.push_back(std::move(r));
+    reply_.placed.push_back(true);
+    elsewhere_[payloads_] = 0;
+    ++reads_;
+    ++payloads_;
+    return;
   }
+  // Any other result, or a READ whose payload is in the record whole.
   reply_.res.resarray.push_back(nfs4::decode_resop(d));
   reply_.placed.push_back(false);
   if (std::holds_alternative<nfs4::READ4res>(reply_.res.resarray.back())) ++reads_;
+  if (payload) ++payloads_;
 }
 
 // Each receive takes what surely precedes the next payload (read_plan::earliest), so a
@@ -136,6 +146,7 @@ reply_decoder::step reply_decoder::advance(std::span<const std::byte> body, std:
           reply_.res.resarray.push_back(std::move(r));
           reply_.placed.push_back(true);
           ++reads_;
+          ++payloads_;
           --results_left_;
           at_ = at + 16;
           step s;
@@ -183,7 +194,8 @@ std::error_code reply_decoder::finish(std::vector<std::byte> record, compound_re
       xdr::decoder d(std::span<const std::byte>(record).subspan(at_));
       if (!header_done_ && !decode_header(d)) failed_ = true;
       for (; !failed_ && results_left_ > 0; --results_left_) decode_result(d);
-      if (elsewhere_index_ != none) throw xdr::decode_error("READ payload without its result");
+      for (std::uint32_t n : elsewhere_)
+        if (n > 0) throw xdr::decode_error("READ payload without its result");
     } catch (const xdr::decode_error&) {
       failed_ = true;
     }

@@ -65,8 +65,13 @@ class reply_decoder final : public transport::reply_guide {
   /// Places READ payloads into `plan`'s targets (null: nowhere).
   explicit reply_decoder(std::shared_ptr<const read_plan> plan) : plan_(std::move(plan)) {}
 
-  /// RPC-over-RDMA: the payload of the `read_index`-th READ is already in its target, `len`
-  /// bytes (the server wrote it there); the record keeps only its length.
+  /// RPC-over-RDMA: the reply's `read_index`-th payload (that of its `read_index`-th
+  /// successful READ: the `read_index`-th READ, as a failed one ends the COMPOUND) is
+  /// already in target `read_index`, `len` bytes (the server wrote it there); the record
+  /// keeps only its length. With `len` 0, the record has the payload whole, if any (a Write
+  /// chunk left unused, e.g. by a reply from the server's reply cache). finish() fails the
+  /// reply when a payload so placed has another length or no READ, or `len` > 0 names a
+  /// target that does not exist.
   void placed_elsewhere(std::size_t read_index, std::uint32_t len) override;
 
   /// The plan's targets, one per READ.
@@ -96,8 +101,8 @@ class reply_decoder final : public transport::reply_guide {
   std::size_t at_ = 0;           // in the record: where the next thing to decode starts
   std::uint32_t results_left_ = 0;
   std::size_t reads_ = 0;        // READ results decoded so far
-  std::size_t elsewhere_index_ = SIZE_MAX;  // placed_elsewhere()
-  std::uint32_t elsewhere_len_ = 0;
+  std::size_t payloads_ = 0;     // of those, successful ones (each carries a payload)
+  std::vector<std::uint32_t> elsewhere_;  // per READ: bytes placed_elsewhere() not yet decoded
   compound_reply reply_;         // res and placed, as decoded so far
 };
 

@@ -1,11 +1,13 @@
 // The cma fabric provider: messages with receive accounting, one-sided RDMA Read/Write
 // into registered memory, and the owner-side checks that refuse forged, stale,
 // out-of-bounds and wrong-right accesses.
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <queue>
 
 #include "fabric_fixture.hpp"
+#include "raw_peers.hpp"
 #include "transport/rdma/cma/cma_fabric.hpp"
 
 using namespace vnfs;
@@ -226,6 +228,91 @@ TEST_CASE("cma security: forged, stale, out-of-bounds and wrong-right accesses a
   p.server->post_recv(1);
   auto m = bytes_of("still here");
   CHECK_FALSE(sync_send(*p.client, {m}));
+}
+
+TEST_CASE("cma pre-authorization: a granted registration is accessed with no message to its owner, within its range and rights only") {
+  // The owner (client) runs on an io thread of its own, which the test blocks: an access
+  // that needed the owner's answer could not complete then.
+  io_thread owner_io;
+  io_thread peer_io;
+  auto owner_fabric = rdma::make_fabric("cma", owner_io.io);
+  auto peer_fabric = rdma::make_fabric("cma", peer_io.io);
+  std::promise<std::shared_ptr<rdma::endpoint>> accepted;
+  auto af = accepted.get_future();
+  auto lst = peer_fabric->listen("127.0.0.1", 0, {}, [&](std::shared_ptr<rdma::endpoint> ep) { accepted.set_value(ep); });
+  std::promise<std::pair<std::error_code, std::shared_ptr<rdma::endpoint>>> connected;
+  auto cf = connected.get_future();
+  owner_fabric->connect("127.0.0.1", lst->port(), {},
+                        [&](std::error_code ec, std::shared_ptr<rdma::endpoint> ep) { connected.set_value({ec, ep}); });
+  auto [ec, owner] = wait_for(cf);
+  REQUIRE_FALSE(ec);
+  auto peer = wait_for(af);
+  std::atomic<int> peer_got{0};
+  peer->post_recv(8);
+  peer->start([&](std::span<const std::byte>) { ++peer_got; }, [](std::error_code) {});
+  owner->start([](std::span<const std::byte>) {}, [](std::error_code) {});
+  const auto denied = std::make_error_code(std::errc::permission_denied);
+
+  std::vector<std::byte> mem(8192, std::byte{0x5a});
+  auto rw = owner_fabric->register_memory(mem.data() + 1024, 4096, rdma::remote_access::read_write);
+  auto wo = owner_fabric->register_memory(mem.data() + 5120, 1024, rdma::remote_access::write);
+  owner->grant(*rw);
+  owner->grant(*wo);
+  owner->grant(*rw);  // a second grant of the same registration sends nothing more
+  auto hello = bytes_of("grants before me");
+  CHECK_FALSE(sync_send(*owner, {hello}));  // ordered after the grants: processed by now
+  REQUIRE(eventually([&] { return peer_got == 1; }));
+
+  {
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    boost::asio::post(owner_io.io, [released] { released.wait(); });  // the owner answers nothing now
+    std::vector<std::byte> data(100, std::byte{1}), sink(100);
+    CHECK_FALSE(sync_write(*peer, rw->segment(4000, 96), {std::span(data).first(96)}));
+    CHECK_FALSE(sync_read(*peer, rw->segment(4000, 96), std::span(sink).first(96)));
+    CHECK(sink[0] == std::byte{1});
+    CHECK_FALSE(sync_write(*peer, wo->segment(0, 100), {data}));
+    // Refused by the peer's own check: one byte past the end, one before the start, a read
+    // of a write-only registration.
+    auto past = rw->segment(4000, 96);
+    past.length = 97;
+    std::vector<std::byte> d97(97, std::byte{3});
+    CHECK(sync_write(*peer, past, {d97}) == denied);
+    auto before = rw->segment(0, 100);
+    before.offset -= 1;
+    CHECK(sync_write(*peer, before, {data}) == denied);
+    CHECK(sync_read(*peer, wo->segment(0, 100), sink) == denied);
+    release.set_value();
+  }
+  CHECK(mem[1024 + 4000] == std::byte{1});
+  CHECK(mem[1023] == std::byte{0x5a});
+  CHECK(mem[5120 + 100] == std::byte{0x5a});
+  CHECK(mem[5120] == std::byte{1});
+
+  // A handle the owner granted nothing for still goes to the owner, which refuses a forged
+  // one; a deregistered one is refused once the owner's revoke arrived (before any message
+  // the owner sends after deregistering).
+  std::vector<std::byte> two(100, std::byte{2});
+  auto forged = rw->segment(0, 100);
+  forged.handle ^= 0x5a5a5a5a;
+  CHECK(sync_write(*peer, forged, {two}) == denied);
+  const auto stale = rw->segment(0, 100);
+  rw.reset();
+  auto bye = bytes_of("after the deregistration");
+  CHECK_FALSE(sync_send(*owner, {bye}));
+  REQUIRE(eventually([&] { return peer_got == 2; }));
+  CHECK(sync_write(*peer, stale, {two}) == denied);
+  CHECK(mem[1024] == std::byte{0x5a});
+  CHECK(peer->is_open());
+  CHECK(owner->is_open());
+  on_io(owner_io.io, [&] {
+    owner->close();
+    return 0;
+  });
+  on_io(peer_io.io, [&] {
+    peer->close();
+    return 0;
+  });
 }
 
 TEST_CASE("cma: connecting to nothing fails; closing completes pending work") {

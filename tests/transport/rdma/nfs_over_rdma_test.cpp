@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <future>
@@ -16,9 +17,16 @@
 
 #include "client/backend.hpp"
 #include "client/memory/registration.hpp"
+#include "client/nfs/reply_decoder.hpp"
+#include "client/nfs/session_call.hpp"
 #include "client/nfs/session_engine.hpp"
+#include "client/result_size.hpp"
+#include "fabric_fixture.hpp"
 #include "server/vnfsd.hpp"
 #include "transport/rdma/fabric.hpp"
+#include "transport/rdma/rpc_server.hpp"
+#include "transport/rpc_channel.hpp"
+#include "vnfs/rpc/message.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/completion_group.hpp"
 #include "vnfs/test/temp_dir.hpp"
@@ -153,6 +161,144 @@ TEST_CASE("nfs over rdma: vreads into one registered region register it with the
   CHECK(table.attachments_held() == 0);
   CHECK(table.attachments_made() == 1);
   c.close(f);
+}
+
+TEST_CASE("nfs over rdma: one vread of several READs: every payload placed by RDMA Write, each in its own registered buffer") {
+  rdma_vnfsd s;
+  // Items of 4, 8, 16, 32 and 64 KiB, by path (OPEN, READ, CLOSE) and by open file (PUTFH,
+  // READ); one asks 64 KiB of a 10000-byte file (a short READ at EOF), one reads at the end
+  // of a file (an empty READ at EOF). Each buffer is a region of its own with guard bytes.
+  const std::vector<std::size_t> sizes{4096, 8192, 16384, 32768, 65536, 65536, 4096};
+  const std::vector<std::size_t> file_sizes{4096, 8192, 16384, 32768, 65536, 10000, 3000};
+  const std::vector<std::uint64_t> offsets{0, 0, 0, 0, 0, 0, 3000};
+  std::vector<std::vector<std::byte>> data;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    data.push_back(pattern(file_sizes[i], static_cast<unsigned>(i + 10)));
+    write_local(s.dir.path() / ("m" + std::to_string(i)), data.back());
+  }
+  auto c = client::connect(s.url());
+  constexpr std::size_t guard = 64;
+  std::vector<std::vector<std::byte>> bufs;
+  std::vector<memory_region> regions;
+  for (auto n : sizes) bufs.emplace_back(n + 2 * guard, std::byte{0x5a});
+  for (auto& b : bufs) regions.push_back(c.register_memory(b.data(), b.size(), access::read));
+  std::vector<file> open_files;
+  for (std::size_t i = 3; i < sizes.size(); ++i) open_files.push_back(c.open("m" + std::to_string(i), O_RDONLY, 0));
+  std::vector<vio> items;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    vfile f = i < 3 ? vfile("m" + std::to_string(i)) : vfile(open_files[i - 3]);
+    items.emplace_back(f, offsets[i], regions[i].slice(guard, sizes[i]));
+  }
+  auto s0 = s.stats();
+  auto c0 = c.stats();
+  REQUIRE(c.vread(items).ok());
+  auto s1 = s.stats();
+  auto d = minus(c.stats(), c0);
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const std::size_t expect = file_sizes[i] - offsets[i];
+    total += expect;
+    CHECK(items[i].bytes == expect);
+    CHECK(std::memcmp(bufs[i].data() + guard, data[i].data() + offsets[i], expect) == 0);
+    CHECK(std::all_of(bufs[i].begin(), bufs[i].begin() + guard, [](std::byte b) { return b == std::byte{0x5a}; }));
+    CHECK(std::all_of(bufs[i].begin() + static_cast<std::ptrdiff_t>(guard + expect), bufs[i].end(),
+                      [](std::byte b) { return b == std::byte{0x5a}; }));
+  }
+  CHECK(items[5].eof);
+  CHECK(items[6].eof);
+  CHECK(total == 4096 + 8192 + 16384 + 32768 + 65536 + 10000);
+  // One COMPOUND, one Write chunk per READ (7 chunks, the empty READ's included), every
+  // byte placed, none copied.
+  CHECK(d.compounds == 1);
+  CHECK(d.payload_bytes_direct == total);
+  CHECK(d.payload_bytes_copied == 0);
+  CHECK(s1.calls - s0.calls == 1);
+  CHECK(s1.write_list_replies - s0.write_list_replies == 1);
+  CHECK(s1.write_chunks_used - s0.write_chunks_used == sizes.size());
+  CHECK(s1.bytes_rdma_written - s0.bytes_rdma_written == total);
+  CHECK(s1.reply_chunk_replies == s0.reply_chunk_replies);
+  for (auto& f : open_files) c.close(f);
+}
+
+TEST_CASE("nfs over rdma: a reply whose payloads are inline (a reply-cache replay) leaves the Write chunks unused; the client reads the data from it") {
+  // A server that answers SEQUENCE, PUTFH, READ (3000 bytes), READ (100 bytes) as vnfsd
+  // does, or, like vnfsd's reply cache replaying a reply, with the reply flattened: no
+  // payload left for the Write chunks. (The flattened reply fits inline: a longer one would
+  // need a Reply chunk, which the client offers only for what the Write chunks do not take.)
+  test::io_thread t;
+  const auto data = pattern(3100, 3);
+  std::atomic<bool> flat{false};
+  auto fab = transport::rdma::make_fabric("cma", t.io);
+  using responder = transport::rdma::rpc_server::responder;
+  transport::rdma::rpc_server srv(*fab, "127.0.0.1", 0, {}, [&](std::vector<std::byte> rec, std::shared_ptr<responder> r) {
+    nfs4::COMPOUND4res res;
+    res.resarray.push_back(nfs4::SEQUENCE4res{});
+    res.resarray.push_back(nfs4::PUTFH4res{});
+    res.resarray.push_back(nfs4::READ4res{nfs4::nfsstat4::NFS4_OK, {false, std::span(data).first(3000)}});
+    res.resarray.push_back(nfs4::READ4res{nfs4::nfsstat4::NFS4_OK, {true, std::span(data).subspan(3000, 100)}});
+    xdr::encoder e;
+    rpc::encode_accepted_reply(e, xdr::decoder(rec).get_u32(), rpc::accept_stat::success);
+    xdr::encode(e, res);
+    if (flat) {
+      xdr::encoder f;
+      f.put_fixed_opaque(e.flatten());
+      e = std::move(f);
+    }
+    r->reply(std::move(e), nullptr);  // `data` outlives the server
+  });
+  std::atomic<std::uint64_t> sent{0}, received{0}, direct{0}, copied{0};
+  std::optional<std::promise<std::vector<std::byte>>> got;
+  transport::channel_events ev;
+  ev.on_reply = [&](std::uint32_t, std::vector<std::byte> rec) { got->set_value(std::move(rec)); };
+  ev.on_call_failed = [&](std::uint32_t, std::error_code) { got->set_value({}); };
+  ev.on_lost = [](std::error_code) {};
+  auto ch = transport::make_rdma_channel(t.io, "cma", "127.0.0.1", srv.port(), ev, {sent, received, direct, copied});
+  std::promise<std::error_code> connected;
+  auto cf = connected.get_future();
+  boost::asio::post(t.io, [&] { ch->connect([&](std::error_code ec) { connected.set_value(ec); }); });
+  REQUIRE_FALSE(test::wait_for(cf));
+
+  // The two targets lie in one arena between guard bytes.
+  std::vector<std::byte> arena(64 + 3000 + 64 + 100 + 64, std::byte{0xa5});
+  auto call = [&](std::uint32_t xid, detail::compound_reply& out) {
+    detail::session_call c;
+    c.ops = {nfs4::SEQUENCE4args{}, nfs4::PUTFH4args{}, nfs4::READ4args{{}, 0, 3000}, nfs4::READ4args{{}, 3000, 100}};
+    c.read_targets = {std::span(arena).subspan(64, 3000), std::span(arena).subspan(64 + 3000 + 64, 100)};
+    detail::encode_call(c, xid, detail::authsys_credential(0, 0, {}));
+    c.decoder = std::make_shared<detail::reply_decoder>(c.reads);
+    got.emplace();
+    auto f = got->get_future();
+    boost::asio::post(t.io, [&] { ch->send(xid, c.request, c.decoder, {}, detail::reply_size_bound(c.ops)); });
+    auto rec = test::wait_for(f);
+    REQUIRE_FALSE(rec.empty());
+    return c.decoder->finish(std::move(rec), out);
+  };
+  auto read_data = [](const detail::compound_reply& r, std::size_t i) {
+    const auto& d = std::get<nfs4::READ4res>(r.res.resarray.at(i)).resok4.data;
+    return std::vector<std::byte>(d.begin(), d.end());
+  };
+  const std::vector<std::byte> first(data.begin(), data.begin() + 3000), second(data.begin() + 3000, data.end());
+
+  detail::compound_reply placed;
+  REQUIRE_FALSE(call(1, placed));
+  CHECK(placed.placed == std::vector<bool>{false, false, true, true});
+  CHECK(read_data(placed, 2) == first);
+  CHECK(read_data(placed, 3) == second);
+  CHECK(std::equal(first.begin(), first.end(), arena.begin() + 64));
+  CHECK(direct == 3100);
+  CHECK(srv.stats().write_chunks_used == 2);
+
+  std::fill(arena.begin(), arena.end(), std::byte{0xa5});
+  flat = true;
+  detail::compound_reply replayed;
+  REQUIRE_FALSE(call(2, replayed));
+  CHECK(replayed.placed == std::vector<bool>{false, false, false, false});
+  CHECK(read_data(replayed, 2) == first);
+  CHECK(read_data(replayed, 3) == second);
+  CHECK(std::all_of(arena.begin(), arena.end(), [](std::byte b) { return b == std::byte{0xa5}; }));
+  CHECK(direct == 3100);
+  CHECK(srv.stats().write_chunks_used == 2);
+  boost::asio::post(t.io, [&] { ch->close(); });
 }
 
 TEST_CASE("nfs over rdma: vwrites from one registered region go through one fabric registration too") {

@@ -2,6 +2,7 @@
 // paths, RFC 8797 inline thresholds, credits. The "RPC program" here is a toy whose calls
 // are [xid][op][args] and whose replies the handler builds per op. Hostile peers at the end:
 // chunks beyond, beside or without registrations, messages above the inline size.
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -27,6 +28,8 @@ enum op : std::uint32_t {
   op_big = 3,       // args: n. reply: xid, then n bytes copied into the encoder
   op_hold = 4,      // no reply until released
   op_digest = 5,    // reply: xid, record size, a checksum of the record
+  op_reads = 6,     // args: k, then k lengths n_i. reply: xid, k, then per i the pattern
+                    // bytes at i * 4096, n_i of them, by reference (a COMPOUND of READs)
 };
 
 std::vector<std::byte> pattern(std::size_t n, unsigned seed) {
@@ -78,6 +81,13 @@ struct toy_server {
         std::uint32_t n = d.get_u32();
         e.put_u32(n);
         e.put_opaque_ref(std::span(*read_data).first(n));
+        keep = read_data;
+        break;
+      }
+      case op_reads: {
+        const std::uint32_t k = d.get_u32();
+        e.put_u32(k);
+        for (std::uint32_t i = 0; i < k; ++i) e.put_opaque_ref(std::span(*read_data).subspan(i * 4096, d.get_u32()));
         keep = read_data;
         break;
       }
@@ -213,7 +223,7 @@ TEST_CASE("rpc/rdma: a small call and reply travel inline") {
   xdr::decoder d(r.r.record);
   CHECK(d.get_u32() == 7);
   CHECK(d.get_opaque().size() == 8);
-  CHECK_FALSE(r.r.direct);
+  CHECK(r.r.written.empty());
   CHECK(c->stats().inline_calls == 1);
   CHECK(s.server->stats().inline_replies == 1);
   CHECK(c->granted() == 32);  // Figure 11: the request (8) is covered by the 32 posted receives
@@ -226,11 +236,10 @@ TEST_CASE("rpc/rdma: READ payload is RDMA-Written straight into the registered t
   auto c = connect(t, *cf, s.server->port());
   std::vector<std::byte> target(200000, std::byte{0xee});
   rdma::rpc_call call{9, message(9, op_read, {100001})};
-  call.read_target = target;
+  call.read_targets = {target};
   auto r = do_call(t, c, call);
   REQUIRE_FALSE(r.ec);
-  REQUIRE(r.r.direct);
-  CHECK(*r.r.direct == 100001);
+  CHECK(r.r.written == std::vector<std::uint32_t>{100001});
   CHECK(std::memcmp(target.data(), s.read_data->data(), 100001) == 0);
   CHECK(target[100001] == std::byte{0xee});
   // Inline: xid, n, the opaque's length (the payload and its padding are cut out).
@@ -242,14 +251,109 @@ TEST_CASE("rpc/rdma: READ payload is RDMA-Written straight into the registered t
   CHECK(s.server->stats().write_list_replies == 1);
   CHECK(s.server->stats().bytes_rdma_written == 100001);
   CHECK(c->stats().bytes_placed == 100001);
-  // A small payload (under the encoder's by-reference limit) stays inline; the Write chunk
-  // comes back unused.
+  // A small payload (which the encoder copies rather than references) is placed too: a
+  // Write chunk belongs to its payload whatever the payload's length.
+  std::fill(target.begin(), target.end(), std::byte{0xee});
   rdma::rpc_call small{10, message(10, op_read, {16})};
-  small.read_target = target;
+  small.read_targets = {target};
   auto r2 = do_call(t, c, small);
   REQUIRE_FALSE(r2.ec);
-  CHECK_FALSE(r2.r.direct);
-  CHECK(r2.r.record.size() == 12 + 16);
+  CHECK(r2.r.written == std::vector<std::uint32_t>{16});
+  CHECK(r2.r.record.size() == 12);
+  CHECK(std::memcmp(target.data(), s.read_data->data(), 16) == 0);
+  CHECK(target[16] == std::byte{0xee});
+}
+
+TEST_CASE("rpc/rdma: several Write chunks: each payload of a reply is RDMA-Written into its own chunk, in order") {
+  io_thread t;
+  toy_server s(t);
+  auto cf = rdma::make_fabric("cma", t.io);
+  auto c = connect(t, *cf, s.server->port());
+  // Five payloads of 65536, 4096, 16 (copied by the encoder), 0 and 4001 bytes, each into a
+  // buffer of its own, one byte longer than its payload.
+  const std::vector<std::uint32_t> lengths{65536, 4096, 16, 0, 4001};
+  std::vector<std::vector<std::byte>> targets;
+  for (auto n : lengths) targets.emplace_back(n + 1, std::byte{0xee});
+  auto call_with = [&](std::uint32_t xid, std::size_t chunks) {
+    auto m = message(xid, op_reads, {static_cast<std::uint32_t>(lengths.size())});
+    for (auto n : lengths) m->put_u32(n);
+    rdma::rpc_call call{xid, m};
+    for (std::size_t i = 0; i < chunks; ++i) call.read_targets.push_back(targets[i]);
+    call.max_reply = 8;  // the reply's bound, each payload counted at its target's size
+    for (const auto& tg : targets) call.max_reply += 4 + (tg.size() + 3) / 4 * 4;
+    return call;
+  };
+  auto placed_ok = [&](std::size_t i) {
+    return std::memcmp(targets[i].data(), s.read_data->data() + i * 4096, lengths[i]) == 0 &&
+           targets[i][lengths[i]] == std::byte{0xee};
+  };
+  auto untouched = [&](std::size_t i) {
+    return std::all_of(targets[i].begin(), targets[i].end(), [](std::byte b) { return b == std::byte{0xee}; });
+  };
+
+  SECTION("one chunk per payload: every payload placed, the reply carries only their lengths") {
+    auto r = do_call(t, c, call_with(60, 5));
+    REQUIRE_FALSE(r.ec);
+    CHECK(r.r.written == lengths);
+    for (std::size_t i = 0; i < lengths.size(); ++i) CHECK(placed_ok(i));
+    CHECK(r.r.record.size() == 4 + 4 + 5 * 4);  // xid, k, five lengths
+    xdr::decoder d(r.r.record);
+    CHECK(d.get_u32() == 60);
+    CHECK(d.get_u32() == 5);
+    for (auto n : lengths) CHECK(d.get_u32() == n);
+    CHECK(c->stats().write_chunks_offered == 5);
+    CHECK(c->stats().write_chunks_filled == 4);  // the empty payload wrote nothing
+    CHECK(s.server->stats().write_chunks_used == 5);
+    CHECK(s.server->stats().write_list_replies == 1);
+    CHECK(s.server->stats().bytes_rdma_written == 65536 + 4096 + 16 + 4001);
+    CHECK(c->stats().bytes_placed == 65536 + 4096 + 16 + 4001);
+  }
+  SECTION("fewer chunks than payloads: the first ones placed, the rest inline as without chunks (RFC 8166)") {
+    auto r = do_call(t, c, call_with(61, 2));
+    REQUIRE_FALSE(r.ec);
+    CHECK(r.r.written == std::vector<std::uint32_t>{65536, 4096});
+    CHECK(placed_ok(0));
+    CHECK(placed_ok(1));
+    CHECK(untouched(2));
+    CHECK(untouched(4));
+    xdr::decoder d(r.r.record);
+    CHECK(d.get_u32() == 61);
+    CHECK(d.get_u32() == 5);
+    CHECK(d.get_u32() == 65536);
+    CHECK(d.get_u32() == 4096);
+    auto p2 = d.get_opaque();
+    CHECK(std::equal(p2.begin(), p2.end(), s.read_data->begin() + 2 * 4096, s.read_data->begin() + 2 * 4096 + 16));
+    CHECK(d.get_opaque().empty());
+    auto p4 = d.get_opaque();
+    CHECK(std::equal(p4.begin(), p4.end(), s.read_data->begin() + 4 * 4096, s.read_data->begin() + 4 * 4096 + 4001));
+    CHECK(d.remaining() == 0);
+    CHECK(s.server->stats().write_chunks_used == 2);
+    CHECK(s.server->stats().reply_chunk_replies == 1);  // 4048 bytes left: above the inline size
+  }
+  SECTION("more chunks than payloads: the extra ones come back unused, their memory untouched") {
+    auto m = message(62, op_reads, {2, 100, 200});
+    rdma::rpc_call call{62, m};
+    for (auto& tg : targets) call.read_targets.push_back(tg);
+    auto r = do_call(t, c, call);
+    REQUIRE_FALSE(r.ec);
+    CHECK(r.r.written == std::vector<std::uint32_t>{100, 200, 0, 0, 0});
+    CHECK(std::memcmp(targets[0].data(), s.read_data->data(), 100) == 0);
+    CHECK(std::memcmp(targets[1].data(), s.read_data->data() + 4096, 200) == 0);
+    for (std::size_t i = 2; i < targets.size(); ++i) CHECK(untouched(i));
+    CHECK(r.r.record.size() == 16);  // xid, k, two lengths
+    CHECK(s.server->stats().write_chunks_used == 2);
+  }
+  SECTION("a chunk shorter than its payload: ERR_CHUNK, nothing placed, the connection goes on") {
+    auto call = call_with(63, 5);
+    call.read_targets[1] = std::span(targets[1]).first(4095);
+    auto r = do_call(t, c, call);
+    CHECK(r.ec == std::errc::bad_message);
+    CHECK(s.server->stats().err_chunk_sent == 1);
+    for (std::size_t i = 0; i < lengths.size(); ++i) CHECK(untouched(i));
+    auto again = do_call(t, c, call_with(64, 5));
+    REQUIRE_FALSE(again.ec);
+    CHECK(again.r.written == lengths);
+  }
 }
 
 TEST_CASE("rpc/rdma: a long reply comes through the Reply chunk (RDMA_NOMSG)") {
@@ -333,12 +437,11 @@ TEST_CASE("rpc/rdma: memory inside a registration the call carries goes through 
   for (std::uint32_t i = 0; i < 4; ++i) {
     const std::uint32_t xid = 40 + i;
     rdma::rpc_call call{xid, message(xid, op_read, {100001})};
-    call.read_target = std::span(memory).subspan(i * 200000, 100001);
+    call.read_targets = {std::span(memory).subspan(i * 200000, 100001)};
     call.registered = {region};
     auto r = do_call(t, c, call);
     REQUIRE_FALSE(r.ec);
-    REQUIRE(r.r.direct);
-    CHECK(*r.r.direct == 100001);
+    CHECK(r.r.written == std::vector<std::uint32_t>{100001});
     CHECK(std::memcmp(memory.data() + i * 200000, s.read_data->data(), 100001) == 0);
   }
   {
@@ -367,7 +470,7 @@ TEST_CASE("rpc/rdma: memory inside a registration the call carries goes through 
   SECTION("memory outside it, or needing an access it does not grant, is registered for the call alone") {
     std::vector<std::byte> elsewhere(100001);
     rdma::rpc_call outside{51, message(51, op_read, {100001})};
-    outside.read_target = elsewhere;
+    outside.read_targets = {elsewhere};
     outside.registered = {region};
     auto r = do_call(t, c, outside);
     REQUIRE_FALSE(r.ec);
@@ -375,7 +478,7 @@ TEST_CASE("rpc/rdma: memory inside a registration the call carries goes through 
     std::shared_ptr<const rdma::memory_registration> read_only =
         cf->register_memory(memory.data(), memory.size(), rdma::remote_access::read);
     rdma::rpc_call wrong_right{52, message(52, op_read, {100001})};
-    wrong_right.read_target = std::span(memory).first(100001);
+    wrong_right.read_targets = {std::span(memory).first(100001)};
     wrong_right.registered = {read_only};
     REQUIRE_FALSE(do_call(t, c, wrong_right).ec);
     CHECK(c->stats().per_call_registrations == 2);
@@ -385,7 +488,7 @@ TEST_CASE("rpc/rdma: memory inside a registration the call carries goes through 
   }
   SECTION("a call in flight holds the registration: it outlives the caller's reference until the reply") {
     rdma::rpc_call held{53, message(53, op_hold)};
-    held.read_target = std::span(memory).first(4096);
+    held.read_targets = {std::span(memory).first(4096)};
     held.registered = {region};
     auto f = start_call(t, c, held);
     held.registered.clear();

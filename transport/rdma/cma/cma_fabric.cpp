@@ -12,6 +12,7 @@
 #include <mutex>
 #include <random>
 #include <unordered_map>
+#include <vector>
 
 #include <boost/asio.hpp>
 
@@ -37,6 +38,8 @@ enum class kind : std::uint32_t {
   message = 3,     // a two-sided message (consumes one posted receive)
   access_req = 4,  // access_body: may I read/write this range of yours?
   access_rsp = 5,  // status: 0 granted, else an errno value
+  grant = 6,       // grant_body: you may access this registration of mine without asking
+  revoke = 7,      // id: the handle of a grant withdrawn (its registration is gone)
 };
 struct packet_head {
   kind k;
@@ -54,6 +57,14 @@ struct access_body {
   std::uint64_t addr;
   std::uint64_t length;
 };
+struct grant_body {
+  std::uint32_t handle;
+  remote_access access;
+  std::uint64_t base;
+  std::uint64_t size;
+};
+/// Grants one peer may hold on a connection; one more closes it (protocol_error).
+constexpr std::size_t max_peer_grants = 65536;
 
 template <class T>
 bool read_struct(std::span<const std::byte> in, std::size_t at, T& out) {
@@ -81,6 +92,15 @@ struct table_entry {
   std::size_t size;
   remote_access access;
 };
+
+/// 0 if `e` allows `op` on [addr, addr + len), else the errno it is refused with.
+int check_access(const table_entry& e, std::uint64_t addr, std::uint64_t len, op_kind op) {
+  if (op != op_kind::read && op != op_kind::write) return EACCES;
+  if (!allows(e.access, op == op_kind::write ? remote_access::write : remote_access::read)) return EACCES;
+  auto base = reinterpret_cast<std::uint64_t>(e.base);
+  if (addr < base || len > e.size || addr - base > e.size - len) return EACCES;  // out of bounds
+  return 0;
+}
 
 /// The owner's registrations. Shared by the fabric, its registrations and its endpoints.
 class registration_table {
@@ -111,13 +131,7 @@ class registration_table {
     std::lock_guard lock(mu_);
     auto it = entries_.find(handle);
     if (it == entries_.end()) return EACCES;  // forged or stale
-    const table_entry& e = it->second;
-    remote_access need = op == op_kind::write ? remote_access::write : remote_access::read;
-    if (op != op_kind::read && op != op_kind::write) return EACCES;
-    if (!allows(e.access, need)) return EACCES;
-    auto base = reinterpret_cast<std::uint64_t>(e.base);
-    if (addr < base || len > e.size || addr - base > e.size - len) return EACCES;  // out of bounds
-    return 0;
+    return check_access(it->second, addr, len, op);
   }
 
  private:
@@ -127,15 +141,25 @@ class registration_table {
   std::uint32_t issued_ = 0;
 };
 
+class cma_endpoint;
+
+/// A registration, and the endpoints it was granted on (endpoint::grant), which learn of
+/// its end.
 class cma_registration final : public memory_registration {
  public:
   cma_registration(std::shared_ptr<registration_table> t, std::uint32_t h, std::byte* d, std::size_t n,
                    remote_access a)
       : memory_registration(h, d, n, a), table_(std::move(t)) {}
-  ~cma_registration() override { table_->remove(handle()); }
+  ~cma_registration() override;
+
+  const registration_table* table() const { return table_.get(); }
+  /// Records a grant on `ep`; false when it was granted there already. Thread-safe.
+  bool add_grantee(const std::shared_ptr<cma_endpoint>& ep) const;
 
  private:
   std::shared_ptr<registration_table> table_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::weak_ptr<cma_endpoint>> grantees_;
 };
 
 // ---- one-sided transfer ------------------------------------------------------------------
@@ -250,6 +274,21 @@ class cma_endpoint final : public endpoint {
     start_op(std::move(p));
   }
 
+  void grant(const memory_registration& r) override {
+    auto* reg = dynamic_cast<const cma_registration*>(&r);
+    if (reg == nullptr || reg->table() != table_.get() || !reg->add_grantee(shared())) return;
+    outgoing o;
+    append_struct(o.head, packet_head{kind::grant, 0, 0});
+    append_struct(o.head, grant_body{r.handle(), r.access(), reinterpret_cast<std::uint64_t>(r.data()), r.size()});
+    enqueue(std::move(o));
+  }
+  /// Tells the peer that the grant of `handle` is withdrawn (its registration is gone).
+  void revoke(std::uint32_t handle) {
+    outgoing o;
+    append_struct(o.head, packet_head{kind::revoke, 0, handle});
+    enqueue(std::move(o));
+  }
+
   std::span<const std::byte> peer_private_data() const override { return peer_pd_; }
   std::size_t peer_recv_size() const override { return peer_recv_; }
   void close() override {
@@ -306,6 +345,14 @@ class cma_endpoint final : public endpoint {
   void start_op(pending_op p) {
     asio::dispatch(strand_, [self = shared(), p = std::move(p)]() mutable {
       if (self->closed_) return p.done(errc_code(std::errc::not_connected));
+      // Pre-authorized by the owner (a grant): checked here, done at once, no message.
+      if (auto g = self->peer_grants_.find(p.remote.handle); g != self->peer_grants_.end()) {
+        if (check_access(g->second, p.remote.offset, p.remote.length, p.op) != 0)
+          return p.done(errc_code(std::errc::permission_denied));
+        const int err =
+            p.total == 0 ? 0 : transfer(self->peer_pid_, std::move(p.iov), p.remote.offset, p.total, p.op == op_kind::write);
+        return p.done(err == 0 ? std::error_code{} : std::error_code(err, std::generic_category()));
+      }
       if (self->ops_.size() >= max_pending_ops) return p.done(errc_code(std::errc::resource_unavailable_try_again));
       std::uint64_t id = ++self->next_op_;
       outgoing o;
@@ -367,6 +414,21 @@ class cma_endpoint final : public endpoint {
         write_next();
         return true;
       }
+      case kind::grant: {
+        grant_body g;
+        if (!read_struct(body, 0, g) ||
+            (peer_grants_.size() >= max_peer_grants && peer_grants_.count(g.handle) == 0)) {
+          shut(errc_code(std::errc::protocol_error));
+          return false;
+        }
+        // The peer describes its own memory: a false description only misdirects accesses
+        // into the peer itself.
+        peer_grants_[g.handle] = table_entry{reinterpret_cast<std::byte*>(g.base), static_cast<std::size_t>(g.size), g.access};
+        return true;
+      }
+      case kind::revoke:
+        peer_grants_.erase(static_cast<std::uint32_t>(h.id));
+        return true;
       case kind::access_rsp: {
         auto it = ops_.find(h.id);
         if (it == ops_.end()) {
@@ -427,7 +489,24 @@ class cma_endpoint final : public endpoint {
   bool writing_ = false;
   std::unordered_map<std::uint64_t, pending_op> ops_;
   std::uint64_t next_op_ = 0;
+  std::unordered_map<std::uint32_t, table_entry> peer_grants_;  // what the peer pre-authorized
 };
+
+cma_registration::~cma_registration() {
+  table_->remove(handle());
+  std::lock_guard lock(mu_);
+  for (auto& weak : grantees_)
+    if (auto ep = weak.lock()) ep->revoke(handle());
+}
+
+bool cma_registration::add_grantee(const std::shared_ptr<cma_endpoint>& ep) const {
+  std::lock_guard lock(mu_);
+  std::erase_if(grantees_, [](const std::weak_ptr<cma_endpoint>& w) { return w.expired(); });
+  for (const auto& w : grantees_)
+    if (w.lock() == ep) return false;
+  grantees_.push_back(ep);
+  return true;
+}
 
 pid_t peer_pid_of(seqpacket::socket& s) {
   ucred cred{};

@@ -17,6 +17,15 @@
 //   granted at registration). Only a granted request is performed. Forged, stale (handles
 //   are never reused by a fabric), out-of-bounds and wrong-right requests are refused with
 //   errc::permission_denied, and the connection stays up.
+// - Pre-authorization (endpoint::grant): instead, the owner may send the peer a grant of a
+//   whole registration {handle, range, rights} once; the peer's endpoint then checks its
+//   accesses under that handle itself (range and rights, the same rules) and performs them
+//   with no message. Deregistration sends a revoke, which the peer processes before any
+//   message the owner sends after it; until then the peer could still use the grant. So the
+//   owner may deregister a granted registration only when the peer has no business with it
+//   any more, as RPC-over-RDMA guarantees (a registration stays until the replies to the
+//   calls that used it arrived, and a responder accesses a call's chunks before replying).
+//   Handles the peer holds no grant for still go through the owner's check.
 // - The transfer targets the owner's pid as the kernel reported it for the socket
 //   (SO_PEERCRED), never a pid the peer claims.
 // - What this cannot give: process_vm_* needs ptrace rights over the peer (same uid, or
