@@ -128,7 +128,7 @@ std::size_t write_at(int fd, std::int64_t offset, std::span<const std::byte> dat
   return done;
 }
 
-int reader(const object& file, std::error_code& ec, const std::optional<change_time>& settled_ctime) {
+int reader(const object& file, std::error_code& ec, const std::optional<timestamp>& settled_ctime) {
   int fd = file.kept_reader();
   if (fd >= 0) {
     ec.clear();
@@ -164,7 +164,7 @@ read_result extent(int fd, std::uint64_t offset, std::size_t count, std::error_c
 }
 
 read_result read(const object& file, std::uint64_t offset, std::span<std::byte> buf,
-                 std::error_code& ec, const std::optional<change_time>& settled_ctime) {
+                 std::error_code& ec, const std::optional<timestamp>& settled_ctime) {
   const int fd = reader(file, ec, settled_ctime);
   if (fd < 0) return {};
   return read_at(fd, offset, buf, ec);
