@@ -91,9 +91,15 @@ bool keeps_attributes(const nfs4::nfs_argop4& op) {
 
 /// Holds a plain COMPOUND's place among those running unchecked (txn::lock_table) until
 /// its reply, which reads payloads from their files as it is sent, is released.
-struct unchecked_until_sent {
-  txn::lock_table& locks;
-  ~unchecked_until_sent() { locks.leave_plain(true); }
+class unchecked_until_sent {
+ public:
+  explicit unchecked_until_sent(txn::lock_table& locks) : locks_(locks) {}
+  ~unchecked_until_sent() { locks_.leave_plain(true); }
+  unchecked_until_sent(const unchecked_until_sent&) = delete;
+  unchecked_until_sent& operator=(const unchecked_until_sent&) = delete;
+
+ private:
+  txn::lock_table& locks_;
 };
 
 /// Executes one COMPOUND and encodes COMPOUND4res into `body`.

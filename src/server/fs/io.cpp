@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -161,6 +162,22 @@ read_result extent(int fd, std::uint64_t offset, std::size_t count, std::error_c
   const std::uint64_t left = size - offset;
   if (left <= count) return {static_cast<std::size_t>(left), true};
   return {count, false};
+}
+
+bool in_page_cache(int fd, std::uint64_t offset, std::size_t count) {
+  // cachestat(2) is not in every C library's headers yet: its number and structures.
+  constexpr long sys_cachestat = 451;  // the same number on every Linux architecture
+  struct range_t {
+    std::uint64_t off, len;
+  } range{offset, count};
+  struct cachestat_t {
+    std::uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+  } cs{};
+  if (count == 0) return true;
+  if (::syscall(sys_cachestat, fd, &range, &cs, 0) != 0) return false;
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  const std::uint64_t pages = (offset + count + page - 1) / page - offset / page;
+  return cs.nr_cache >= pages;
 }
 
 read_result read(const object& file, std::uint64_t offset, std::span<std::byte> buf,

@@ -48,6 +48,10 @@ int reader(const object& file, std::error_code& ec, const std::optional<timestam
 /// whether they reach the end of the file.
 read_result extent(int fd, std::uint64_t offset, std::size_t count, std::error_code& ec);
 
+/// Whether `count` bytes of the open file `fd` from `offset` are all in the page cache now
+/// (cachestat(2), Linux 6.5; false where the kernel has none).
+bool in_page_cache(int fd, std::uint64_t offset, std::size_t count);
+
 /// reader(), then read_at().
 read_result read(const object& file, std::uint64_t offset, std::span<std::byte> buf,
                  std::error_code& ec, const std::optional<timestamp>& settled_ctime = {});
