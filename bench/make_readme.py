@@ -599,10 +599,11 @@ def round2(res, w):
           "another, close) from vnfsd over loopback, without delay, taking turns run by run; speedup = scalar "
           "seconds / vec seconds of the same turn. Before: vnfsd before its workers began to write their own "
           "replies"
-          + (", copy: vnfsd whose workers write their own replies, READ payloads read into memory first (run in the "
-             "same session as after, `--out bench/results/vread_16m-copy.json`)" if vrc else "")
+          + (", copy: the vnfsd of just before READ payloads were sent from the page cache (its workers write their "
+             "own replies, READ payloads read into memory first), run right before after with `VNFSD_BIN=OLD/vnfsd` "
+             "and `--out bench/results/vread_16m-copy.json`" if vrc else "")
           + ", after: this build's"
-          + (" (READ payloads of 64 KiB or more sent from the page cache by sendfile)" if vrc else "")
+          + (", READ payloads of 64 KiB or more sent from the page cache by sendfile" if vrc else "")
           + " (`build/default/bench/vnfs_experiments --figures 6 --ops read --sizes 16M "
           f"--servers vnfsd --delays direct --repeats {vr['parameters']['repeats']} --out bench/results/vread_16m.json`; "
           "before: the same with `VNFSD_BIN=OLD/vnfsd` and `--out bench/results/vread_16m-before.json`). The goal: "
