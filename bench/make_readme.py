@@ -456,6 +456,7 @@ def round2(res, w):
     vr, vr0 = load(os.path.join(res, "vread_16m.json")), load(os.path.join(res, "vread_16m-before.json"))
     rv, rv0 = load(os.path.join(res, "rdma_vread.json")), load(os.path.join(res, "rdma_vread-before.json"))
     rg, rg0 = load(os.path.join(res, "rdma_io_grant.json")), load(os.path.join(res, "rdma_io_grant-before.json"))
+    vrc = load(os.path.join(res, "vread_16m-copy.json"))
     ex = load(os.path.join(res, "vnfs_experiments.json")) or {}
     rerun = next((r for r in ex.get("reruns", []) if {"figure": "6", "server": "ganesha"} in r["pairs"]), None)
     if not (cr and cr0) and not (one and one0) and not (srv and srv0) and not (lc and lc0) and not cd and not rerun \
@@ -599,13 +600,21 @@ def round2(res, w):
         w("8 x 16 MiB files read by one vread (vec) and by the scalar calls (open, 1 MiB preads one after "
           "another, close) from vnfsd over loopback, without delay, taking turns run by run; speedup = scalar "
           "seconds / vec seconds of the same turn. Before: vnfsd before its workers began to write their own "
-          "replies, after: this build's (`build/default/bench/vnfs_experiments --figures 6 --ops read --sizes 16M "
+          "replies"
+          + (", copy: the vnfsd of just before READ payloads were sent from the page cache (its workers write their "
+             "own replies, READ payloads read into memory first), run right before after with `VNFSD_BIN=OLD/vnfsd` "
+             "and `--out bench/results/vread_16m-copy.json`" if vrc else "")
+          + ", after: this build's"
+          + (", READ payloads of 64 KiB or more sent from the page cache by sendfile" if vrc else "")
+          + " (`build/default/bench/vnfs_experiments --figures 6 --ops read --sizes 16M "
           f"--servers vnfsd --delays direct --repeats {vr['parameters']['repeats']} --out bench/results/vread_16m.json`; "
           "before: the same with `VNFSD_BIN=OLD/vnfsd` and `--out bench/results/vread_16m-before.json`). The goal: "
           "never slower than the scalar calls.\n")
         w("| vnfsd | vec s, median (min) | scalar s, median (min) | speedup, median (min-max) |")
         w("|---|---|---|---|")
-        for label, doc in (("before", vr0), ("after", vr)):
+        for label, doc in (("before", vr0), ("copy", vrc), ("after", vr)):
+            if not doc:
+                continue
             pts = {q["mode"]: q for q in doc["points"]}
             sp = doc["speedups"][0]
             w(f"| {label} | {pts['vec']['median_seconds']:.4f} ({pts['vec']['min_seconds']:.4f}) | "

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/caller.hpp"
+#include "server/fs/attributes.hpp"
 #include "server/fs/object.hpp"
 #include "server/server_state.hpp"
 #include "server/state/session.hpp"
@@ -22,9 +23,12 @@ class transaction;
 struct held_fh {
   nfs4::nfs_fh4 fh;
   fs::object obj;
-  /// The inode's settled ctime as PUTFH found it (export_root::resolve), while no
+  /// The inode's ctime as PUTFH found it settled (export_root::inode_status), while no
   /// operation of the COMPOUND since may have changed anything; else nothing.
-  std::optional<fs::change_time> ctime;
+  std::optional<fs::timestamp> ctime;
+  /// The inode's attributes as PUTFH read them, while no operation of the COMPOUND since
+  /// may have changed any of them (atime included); else nothing.
+  std::optional<fs::attributes> attrs;
   explicit operator bool() const { return static_cast<bool>(obj); }
 };
 

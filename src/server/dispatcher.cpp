@@ -80,11 +80,26 @@ bool leaves_data_alone(const nfs4::nfs_argop4& op) {
   return open != nullptr && open->openhow.opentype == nfs4::opentype4::OPEN4_NOCREATE;
 }
 
+/// Whether `op` leaves the current filehandle's attributes, atime included, as PUTFH read
+/// them (PUTFH itself reads them anew).
+bool keeps_attributes(const nfs4::nfs_argop4& op) {
+  return std::holds_alternative<nfs4::PUTFH4args>(op) || std::holds_alternative<nfs4::GETATTR4args>(op) ||
+         std::holds_alternative<nfs4::GETFH4args>(op) || std::holds_alternative<nfs4::ACCESS4args>(op) ||
+         std::holds_alternative<nfs4::SAVEFH4args>(op) || std::holds_alternative<nfs4::VERIFY4args>(op) ||
+         std::holds_alternative<nfs4::NVERIFY4args>(op);
+}
+
 /// Holds a plain COMPOUND's place among those running unchecked (txn::lock_table) until
 /// its reply, which reads payloads from their files as it is sent, is released.
-struct unchecked_until_sent {
-  txn::lock_table& locks;
-  ~unchecked_until_sent() { locks.leave_plain(true); }
+class unchecked_until_sent {
+ public:
+  explicit unchecked_until_sent(txn::lock_table& locks) : locks_(locks) {}
+  ~unchecked_until_sent() { locks_.leave_plain(true); }
+  unchecked_until_sent(const unchecked_until_sent&) = delete;
+  unchecked_until_sent& operator=(const unchecked_until_sent&) = delete;
+
+ private:
+  txn::lock_table& locks_;
 };
 
 /// Executes one COMPOUND and encodes COMPOUND4res into `body`.
@@ -526,6 +541,10 @@ void compound_run::run(const decoded_call& c, xdr::encoder& body,
     if (!txn::changes_nothing(op)) {  // it may have changed what a held ctime stood for
       ctx_.current.ctime.reset();
       ctx_.saved.ctime.reset();
+    }
+    if (!keeps_attributes(op)) {
+      ctx_.current.attrs.reset();
+      ctx_.saved.attrs.reset();
     }
     if (holding_ == holding::plain) after_plain(op, r, closing);
     xdr::encoder e;

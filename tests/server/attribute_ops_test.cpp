@@ -137,6 +137,40 @@ TEST_CASE("GETATTR returns only what was asked, omitting what the server does no
   CHECK(w.res<GETATTR4res>(e, 0).resok4.obj_attributes.attr_vals.empty());
 }
 
+// vnfsd answers a GETATTR after PUTFH from what PUTFH read of the inode, as long as no
+// operation between may have changed it: the attributes are the inode's at the GETATTR.
+TEST_CASE("GETATTR after PUTFH, and after a WRITE and a SETATTR that follow it") {
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(kind_name(kind));
+  workdir w(kind);
+  w.write_file("f", "hello", 0640);
+  const nfs_fh4 fh = w.fh("f");
+  const bitmap4 req = bitmap4::of({FATTR4_SIZE, FATTR4_MODE, FATTR4_CHANGE, FATTR4_TIME_METADATA});
+  attributes m;
+  m.mode = 0600;
+  const auto more = vnfs::test::to_byte_vector(" world");
+  auto r = w.session().compound({PUTFH4args{fh}, GETATTR4args{req}, GETFH4args{}, GETATTR4args{req},
+                                 WRITE4args{stateid4::anonymous(), 5, stable_how4::UNSTABLE4, more},
+                                 GETATTR4args{req}, setattr(m), GETATTR4args{req}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  const attributes a0 = decode_attributes(result_at<GETATTR4res>(r, 2).resok4.obj_attributes);
+  const attributes a1 = decode_attributes(result_at<GETATTR4res>(r, 4).resok4.obj_attributes);
+  const attributes a2 = decode_attributes(result_at<GETATTR4res>(r, 6).resok4.obj_attributes);
+  const attributes a3 = decode_attributes(result_at<GETATTR4res>(r, 8).resok4.obj_attributes);
+  CHECK(a0.size == 5u);
+  CHECK(a0.mode == 0640u);
+  CHECK(a1.size == 5u);
+  CHECK(a1.change == a0.change);
+  CHECK(a2.size == 11u);
+  CHECK(a2.mode == 0640u);
+  CHECK(a2.change != a0.change);
+  CHECK(a3.size == 11u);
+  CHECK(a3.mode == 0600u);
+  CHECK(a3.change != a2.change);
+  const struct stat st = lstat_of(w / "f");
+  CHECK(a3.time_metadata == ctime_of(st));
+}
+
 TEST_CASE("GETATTR of a write-only attribute is NFS4ERR_INVAL (RFC 8881 §18.7.3)") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(kind_name(kind));

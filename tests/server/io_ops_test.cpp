@@ -2,6 +2,7 @@
 // and, where the RFCs fix the answer, NFS-Ganesha too.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -305,6 +306,31 @@ TEST_CASE("vnfsd: large and small READs, to and past the end of the file, severa
   const auto& ad = result_at<READ4res>(a, 2).resok4.data;
   REQUIRE(ad.size() == 300000);
   CHECK(std::equal(ad.begin(), ad.end(), data.begin() + 3));
+}
+
+// A range not in the page cache is read into memory by the worker (the connection's
+// writers must not wait for the disk); the bytes are the same.
+TEST_CASE("vnfsd: a large READ of a file whose pages were dropped") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "io");
+  const auto data = pattern(3u << 20, 44);
+  const auto path = srv.export_dir() / wd / "cold";
+  write_local(path, data);
+  const int local = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(local >= 0);
+  REQUIRE(::fdatasync(local) == 0);
+  REQUIRE(::posix_fadvise(local, 0, 0, POSIX_FADV_DONTNEED) == 0);
+  ::close(local);
+  nfs_client c(srv, wd);
+  auto [sid, fh] = open_file(c, "cold", "oo", OPEN4_SHARE_ACCESS_READ);
+  auto r = c.on(fh, {READ4args{sid, 0, 1u << 20}, READ4args{sid, (2u << 20) + 3, 1u << 20}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  const auto& a = result_at<READ4res>(r, 2).resok4.data;
+  const auto& b = result_at<READ4res>(r, 3).resok4;
+  CHECK(std::equal(a.begin(), a.end(), data.begin(), data.begin() + (1u << 20)));
+  REQUIRE(b.data.size() == (1u << 20) - 3);
+  CHECK(std::equal(b.data.begin(), b.data.end(), data.begin() + (2u << 20) + 3));
+  CHECK(b.eof);
 }
 
 // A READ's payload must be the file as the READ found it, even when a later operation of

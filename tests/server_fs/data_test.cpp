@@ -1,5 +1,11 @@
 // File data: read, write, append (concurrent), sync, copy.
 #include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <fstream>
@@ -193,4 +199,32 @@ TEST_CASE("copy of a 3 MiB file with copy_file_range", "[fs][io]") {
   CHECK(ec == sys(EINVAL));
   copy(src, 0, src, 1 << 20, 0, ec);
   CHECK(ec == sys(EINVAL));
+}
+
+// vnfsd sends a READ payload from the page cache only when it is all there. A file just
+// written is; after its pages are written back and dropped it is not (where the file
+// system lets them go: tmpfs keeps its pages, the page cache being its storage).
+TEST_CASE("in_page_cache: a file just written, and after its pages were dropped", "[fs][io]") {
+  export_fixture f;
+  std::error_code ec;
+  auto file = create(f.exp.root(), "f", {}, ec).file;
+  REQUIRE_FALSE(ec);
+  const auto data = random_bytes(1u << 20, 7);
+  REQUIRE(write(file, 0, data, stability::unstable, ec) == data.size());
+  const int fd = reader(file, ec);
+  REQUIRE(fd >= 0);
+  CHECK(in_page_cache(fd, 0, data.size()));
+  CHECK(in_page_cache(fd, 4095, 2));
+  CHECK(in_page_cache(fd, 0, 0));
+  struct statfs sf {};
+  REQUIRE(::fstatfs(fd, &sf) == 0);
+  if (sf.f_type == TMPFS_MAGIC) {
+    WARN("the test tree is on tmpfs, which cannot drop its pages: the cold case is not checked");
+    return;
+  }
+  REQUIRE(::fdatasync(fd) == 0);
+  REQUIRE(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
+  CHECK_FALSE(in_page_cache(fd, 0, data.size()));
+  CHECK(read_all(file) == data);  // read from the disk into memory, as before
+  CHECK(in_page_cache(fd, 0, data.size()));
 }

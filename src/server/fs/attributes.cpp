@@ -33,6 +33,10 @@ attributes stat(const object& obj, std::error_code& ec) {
     return {};
   }
   ec.clear();
+  return attributes_of(st);
+}
+
+attributes attributes_of(const struct statx& st) noexcept {
   attributes a;
   a.type = file_type_of(st.stx_mode);
   a.mode = st.stx_mode & 07777;

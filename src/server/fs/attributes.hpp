@@ -6,16 +6,12 @@
 #include <optional>
 #include <system_error>
 
+#include <sys/stat.h>
+
 #include "server/fs/error.hpp"
 #include "server/fs/object.hpp"
 
 namespace vnfs::server::fs {
-
-struct timestamp {
-  std::int64_t sec = 0;
-  std::uint32_t nsec = 0;
-  friend auto operator<=>(const timestamp&, const timestamp&) = default;
-};
 
 /// What statx reports, plus `change`.
 ///
@@ -43,6 +39,8 @@ struct attributes {
 };
 
 attributes stat(const object& obj, std::error_code& ec);
+/// The attributes in a statx result of STATX_BASIC_STATS | STATX_BTIME.
+attributes attributes_of(const struct statx& st) noexcept;
 
 /// How setattr treats a timestamp.
 struct time_update {

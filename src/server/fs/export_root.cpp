@@ -202,13 +202,13 @@ std::vector<std::byte> export_root::fh_of(const object& obj, std::error_code& ec
 }
 
 object export_root::resolve(std::span<const std::byte> fh, std::error_code& ec) const {
-  std::optional<change_time> unused;
+  std::optional<inode_status> unused;
   return resolve(fh, ec, unused);
 }
 
 object export_root::resolve(std::span<const std::byte> fh, std::error_code& ec,
-                            std::optional<change_time>& settled) const {
-  settled.reset();
+                            std::optional<inode_status>& status) const {
+  status.reset();
   if (fh.size() < fh_header + mac_size || fh.size() > max_fh_size ||
       fh[0] != std::byte{fh_version} ||
       fh.size() != fh_header + std::to_integer<std::size_t>(fh[1]) + mac_size) {
@@ -226,7 +226,7 @@ object export_root::resolve(std::span<const std::byte> fh, std::error_code& ec,
   timespec before{};
   ::clock_gettime(CLOCK_REALTIME_COARSE, &before);
   struct statx st {};
-  if (int e = detail::statx_fd(at, STATX_TYPE | STATX_NLINK | STATX_INO | STATX_CTIME, st)) {
+  if (int e = detail::statx_fd(at, STATX_BASIC_STATS | STATX_BTIME, st)) {
     ec = sys_error(e);
     return {};
   }
@@ -239,10 +239,10 @@ object export_root::resolve(std::span<const std::byte> fh, std::error_code& ec,
     return {};
   }
   ec.clear();
-  if ((st.stx_mask & STATX_CTIME) != 0 &&
-      (st.stx_ctime.tv_sec < before.tv_sec ||
-       (st.stx_ctime.tv_sec == before.tv_sec && st.stx_ctime.tv_nsec < static_cast<std::uint32_t>(before.tv_nsec))))
-    settled = change_time{st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec};
+  status.emplace();
+  status->attrs = attributes_of(st);
+  status->ctime_settled = (st.stx_mask & STATX_CTIME) != 0 &&
+                          status->attrs.ctime < timestamp{before.tv_sec, static_cast<std::uint32_t>(before.tv_nsec)};
   if (kept) return std::move(*kept);
   const inode_id id = detail::inode_of(st);
   object obj(std::move(fd), type, id);

@@ -11,6 +11,7 @@
 #include <system_error>
 #include <vector>
 
+#include "server/fs/attributes.hpp"
 #include "server/fs/error.hpp"
 #include "server/fs/handle_cache.hpp"
 #include "server/fs/object.hpp"
@@ -92,12 +93,18 @@ class export_root {
   /// is a directory that is no longer inside the export.
   /// Runs open_by_handle_at with the root file-system identity even under a scoped_identity.
   object resolve(std::span<const std::byte> fh, std::error_code& ec) const;
-  /// The same, and in `settled` the inode's ctime if it is older than the coarse real-time
-  /// clock read just before the inode's status was: every later change of the inode then
-  /// sets a different ctime (the kernel stamps changes from that clock or finer), so the
-  /// ctime seen identifies the inode's mode, owner and ACL until it differs. Otherwise
-  /// (changed within the clock's last tick), nothing.
-  object resolve(std::span<const std::byte> fh, std::error_code& ec, std::optional<change_time>& settled) const;
+  /// What resolve() read of the inode on its way.
+  struct inode_status {
+    attributes attrs;  ///< the inode's attributes (statx)
+    /// attrs.ctime is older than the coarse real-time clock read just before the statx:
+    /// every later change of the inode then sets a different ctime (the kernel stamps
+    /// changes from that clock or a finer one), so this ctime identifies the inode's mode,
+    /// owner and ACL for as long as it stays the same. False when the inode changed within
+    /// the clock's last tick.
+    bool ctime_settled = false;
+  };
+  /// The same, and in `status` what it read of the inode (nothing on error).
+  object resolve(std::span<const std::byte> fh, std::error_code& ec, std::optional<inode_status>& status) const;
 
   /// The parent directory of directory `dir` (LOOKUPP). ENOENT at the export root (never
   /// escapes above it); ENOTDIR if `dir` is not a directory; EACCES without search access.

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -128,7 +129,7 @@ std::size_t write_at(int fd, std::int64_t offset, std::span<const std::byte> dat
   return done;
 }
 
-int reader(const object& file, std::error_code& ec, const std::optional<change_time>& settled_ctime) {
+int reader(const object& file, std::error_code& ec, const std::optional<timestamp>& settled_ctime) {
   int fd = file.kept_reader();
   if (fd >= 0) {
     ec.clear();
@@ -163,8 +164,24 @@ read_result extent(int fd, std::uint64_t offset, std::size_t count, std::error_c
   return {count, false};
 }
 
+bool in_page_cache(int fd, std::uint64_t offset, std::size_t count) {
+  // cachestat(2) is not in every C library's headers yet: its number and structures.
+  constexpr long sys_cachestat = 451;  // the same number on every Linux architecture
+  struct range_t {
+    std::uint64_t off, len;
+  } range{offset, count};
+  struct cachestat_t {
+    std::uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+  } cs{};
+  if (count == 0) return true;
+  if (::syscall(sys_cachestat, fd, &range, &cs, 0) != 0) return false;
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  const std::uint64_t pages = (offset + count + page - 1) / page - offset / page;
+  return cs.nr_cache >= pages;
+}
+
 read_result read(const object& file, std::uint64_t offset, std::span<std::byte> buf,
-                 std::error_code& ec, const std::optional<change_time>& settled_ctime) {
+                 std::error_code& ec, const std::optional<timestamp>& settled_ctime) {
   const int fd = reader(file, ec, settled_ctime);
   if (fd < 0) return {};
   return read_at(fd, offset, buf, ec);

@@ -41,16 +41,20 @@ std::size_t write_at(int fd, std::int64_t offset, std::span<const std::byte> dat
 /// settled (and nothing changed the inode since, as far as the caller knows): a grant
 /// remembered for this identity at that ctime (object::read_granted) then stands for the
 /// faccessat, and a new grant is remembered with it.
-int reader(const object& file, std::error_code& ec, const std::optional<change_time>& settled_ctime = {});
+int reader(const object& file, std::error_code& ec, const std::optional<timestamp>& settled_ctime = {});
 
 /// What a read of up to `count` bytes at `offset` through the open descriptor `fd` would
 /// give, from the file's size (fstat), reading nothing: the bytes it would place and
 /// whether they reach the end of the file.
 read_result extent(int fd, std::uint64_t offset, std::size_t count, std::error_code& ec);
 
+/// Whether `count` bytes of the open file `fd` from `offset` are all in the page cache now
+/// (cachestat(2), Linux 6.5; false where the kernel has none).
+bool in_page_cache(int fd, std::uint64_t offset, std::size_t count);
+
 /// reader(), then read_at().
 read_result read(const object& file, std::uint64_t offset, std::span<std::byte> buf,
-                 std::error_code& ec, const std::optional<change_time>& settled_ctime = {});
+                 std::error_code& ec, const std::optional<timestamp>& settled_ctime = {});
 
 enum class stability {
   unstable,   ///< page cache; sync() later (NFS UNSTABLE4 + COMMIT)

@@ -47,7 +47,7 @@ int object::keep_reader(unique_fd fd) const noexcept {
   return expected;  // another thread's descriptor won; ours closes here
 }
 
-bool object::read_granted(const change_time& ctime) const {
+bool object::read_granted(const timestamp& ctime) const {
   if (!fd_) return false;
   const thread_fs_identity who = current_fs_identity();
   if (!who.known) return false;
@@ -57,7 +57,7 @@ bool object::read_granted(const change_time& ctime) const {
          std::equal(g->groups.begin(), g->groups.end(), who.groups.begin(), who.groups.end());
 }
 
-void object::grant_read(const change_time& ctime) const {
+void object::grant_read(const timestamp& ctime) const {
   if (!fd_) return;
   const thread_fs_identity who = current_fs_identity();
   if (!who.known) return;

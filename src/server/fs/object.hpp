@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <compare>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -36,12 +37,11 @@ struct inode_id {
   std::uint64_t ino = 0;
 };
 
-/// An inode's status change time (ctime): every change of its mode, owner, ACL or link
-/// count sets it anew.
-struct change_time {
+/// A file time (statx's timestamps).
+struct timestamp {
   std::int64_t sec = 0;
   std::uint32_t nsec = 0;
-  bool operator==(const change_time&) const = default;
+  friend auto operator<=>(const timestamp&, const timestamp&) = default;
 };
 
 /// One object of an export: an O_PATH descriptor plus its type. An O_PATH descriptor pins
@@ -82,10 +82,10 @@ class object {
   /// Whether the calling thread's file-system identity (fsuid, fsgid, groups) was granted
   /// read access to the inode (faccessat R_OK) while its ctime was `ctime`: fs::reader's
   /// memory of its last grant, shared by the clones.
-  bool read_granted(const change_time& ctime) const;
+  bool read_granted(const timestamp& ctime) const;
   /// Remembers that the calling thread's identity was granted read access at `ctime`,
   /// replacing the grant remembered before.
-  void grant_read(const change_time& ctime) const;
+  void grant_read(const timestamp& ctime) const;
 
   /// A second object for the same inode, sharing the descriptor (no system call), e.g. for
   /// SAVEFH. Never fails; `ec` is cleared.
@@ -104,7 +104,7 @@ class object {
     uid_t uid = 0;
     gid_t gid = 0;
     std::vector<gid_t> groups;
-    change_time ctime;
+    timestamp ctime;
   };
   struct node {
     unique_fd path;                ///< O_PATH

@@ -79,8 +79,11 @@ nfs4::GETATTR4res handle(compound_context& ctx, const nfs4::GETATTR4args& args) 
     res.status = nfsstat4::NFS4ERR_INVAL;  // §18.7.3
     return res;
   }
+  // What PUTFH read of the inode, if nothing since may have changed it, spares a statx.
   res.resok4.obj_attributes =
-      get_fs_attributes(ctx, ctx.current.obj, args.attr_request, res.status);
+      ctx.current.attrs
+          ? encode_fs_attributes(ctx, ctx.current.obj, *ctx.current.attrs, args.attr_request, res.status)
+          : get_fs_attributes(ctx, ctx.current.obj, args.attr_request, res.status);
   return res;
 }
 

@@ -47,8 +47,8 @@ nfs4::PUTPUBFH4res handle(compound_context& ctx, const nfs4::PUTPUBFH4args&) {
 
 nfs4::PUTFH4res handle(compound_context& ctx, const nfs4::PUTFH4args& args) {
   std::error_code ec;
-  std::optional<fs::change_time> ctime;
-  fs::object obj = ctx.server.exp.resolve(args.object, ec, ctime);
+  std::optional<fs::export_root::inode_status> seen;
+  fs::object obj = ctx.server.exp.resolve(args.object, ec, seen);
   if (ec) {
     // A file removed or renamed over while open is no longer reachable by handle, but its
     // open state keeps it, and its handle, usable until CLOSE (POSIX unlink-on-open).
@@ -61,7 +61,10 @@ nfs4::PUTFH4res handle(compound_context& ctx, const nfs4::PUTFH4args& args) {
   held_fh h;
   h.fh = args.object;
   h.obj = std::move(obj);
-  h.ctime = ctime;
+  if (seen) {
+    if (seen->ctime_settled) h.ctime = seen->attrs.ctime;
+    h.attrs = seen->attrs;
+  }
   ctx.set_current_fh(std::move(h));
   return {.status = ok};
 }

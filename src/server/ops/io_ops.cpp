@@ -52,15 +52,16 @@ constexpr std::uint64_t max_file_offset = static_cast<std::uint64_t>(LLONG_MAX);
 constexpr std::size_t min_file_payload = 64 * 1024;
 
 /// Answers a READ of `count` bytes at `offset` with its payload left in the file, if
-/// that payload is at least min_file_payload bytes long; false (nothing changed but the
-/// reader an object may now keep) to read into memory instead.
+/// that payload is at least min_file_payload bytes long and all in the page cache (sending
+/// it must not wait for the disk: a network thread may be the one that sends); false
+/// (nothing changed but the reader an object may now keep) to read into memory instead.
 bool read_in_place(compound_context& ctx, const data_fd& fd, std::uint64_t offset, std::uint32_t count,
                    nfs4::READ4res& res) {
   std::error_code ec;
   const int from = fd ? fd->get() : fs::reader(ctx.current.obj, ec, ctx.current.ctime);
   if (from < 0) return false;  // the read into memory meets the same error and reports it
   const fs::read_result r = fs::extent(from, offset, count, ec);
-  if (ec || r.count < min_file_payload) return false;
+  if (ec || r.count < min_file_payload || !fs::in_page_cache(from, offset, r.count)) return false;
   res.status = nfsstat4::NFS4_OK;
   res.resok4.eof = r.eof;
   res.resok4.file = {from, offset, r.count};
