@@ -208,11 +208,17 @@ std::error_code transaction::protect_data(const fs::object& file, std::uint64_t 
     const fs::attributes now = fs::stat(file, ec);
     if (ec) return ec;
     // Bytes past the size at the first change are cut off by rec_attrs' undo; bytes past the
-    // current size were cut by an earlier change, whose own backup restores them.
-    const std::uint64_t end = std::min({offset + std::min(length, UINT64_MAX - offset), first.size, now.size});
-    if (offset < end) {
-      const std::uint64_t len = end - offset;
-      if (backup_bytes_ + len > m_.lim().max_backup_bytes) return fs::sys_error(ENOSPC);
+    // current size were cut by an earlier change, whose own backup restores them; bytes an
+    // earlier record of this transaction saved (or cut off) are restored by its undo, which
+    // runs after this record's: only the rest is copied.
+    const std::uint64_t stop = offset + std::min(length, UINT64_MAX - offset);
+    const std::uint64_t end = std::min({stop, first.size, now.size});
+    byte_ranges& saved = saved_bytes_[k];
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>> gaps = saved.gaps(offset, end);
+    std::uint64_t len_sum = 0;
+    for (const auto& [from, to] : gaps) len_sum += to - from;
+    if (len_sum > 0) {
+      if (backup_bytes_ + len_sum > m_.lim().max_backup_bytes) return fs::sys_error(ENOSPC);
       // O_NOATIME: the copy must not change what it protects (its atime), as the
       // attributes it restores are not durable before the barrier.
       int src = fs::detail::open_data(file, O_RDONLY | O_NOATIME, ec);
@@ -220,17 +226,21 @@ std::error_code transaction::protect_data(const fs::object& file, std::uint64_t 
         src = fs::detail::open_data(file, O_RDONLY, ec);
       if (src < 0) return ec;
       fs::unique_fd closer(src);
-      const std::uint64_t at = (data_size_ + backup_align - 1) / backup_align * backup_align;
-      file_clone_range clone{src, offset, len, at};
-      if (::ioctl(data_.get(), FICLONERANGE, &clone) != 0) {
-        if (std::error_code c = copy_bytes(src, offset, data_.get(), at, len)) return c;
+      for (const auto& [from, to] : gaps) {
+        const std::uint64_t len = to - from;
+        const std::uint64_t at = (data_size_ + backup_align - 1) / backup_align * backup_align;
+        file_clone_range clone{src, from, len, at};
+        if (::ioctl(data_.get(), FICLONERANGE, &clone) != 0) {
+          if (std::error_code c = copy_bytes(src, from, data_.get(), at, len)) return c;
+        }
+        data_unsynced_ = true;
+        data_size_ = at + len;
+        backup_bytes_ += len;
+        m_.crash_point();  // after the backup (not yet durable, nothing changed)
+        if (std::error_code e = append(rec_range{fh, from, len, at})) return e;
       }
-      data_unsynced_ = true;
-      data_size_ = at + len;
-      backup_bytes_ += len;
-      m_.crash_point();  // after the backup (not yet durable, nothing changed)
-      if (std::error_code e = append(rec_range{fh, offset, len, at})) return e;
     }
+    saved.add(offset, stop);
   }
   plan(ck, first_record);
   return done_protecting();
