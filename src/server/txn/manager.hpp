@@ -18,6 +18,7 @@
 #include "server/fs/export_root.hpp"
 #include "server/txn/lock_table.hpp"
 #include "server/txn/outcome_log.hpp"
+#include "server/txn/sync_pool.hpp"
 #include "vnfs/nfs4/types.hpp"
 
 namespace vnfs::server::txn {
@@ -113,6 +114,9 @@ class manager {
   /// the transaction changed nothing (`durable` false: outcome_log::record).
   std::error_code record_outcome(std::uint64_t client_txnid, bool committed, bool durable);
 
+  /// Runs the fsyncs of a commit side by side (transaction::commit).
+  sync_pool& syncer() noexcept { return syncs_; }
+
   /// Counts a crash point; exits the process at limits::crash_at.
   void crash_point();
 
@@ -155,6 +159,7 @@ class manager {
   std::unique_ptr<outcome_log> outcomes_;
   std::atomic<std::uint64_t> next_id_;
   std::atomic<unsigned> crash_count_{0};
+  sync_pool syncs_{8};
 };
 
 }  // namespace vnfs::server::txn

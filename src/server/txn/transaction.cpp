@@ -350,15 +350,17 @@ void transaction::after_operation(const fs::object* current) {
 }
 
 std::error_code transaction::sync_changed() {
-  // In chunks: start the writeback of every file of a chunk, then wait for each (fsync),
-  // so that the device sees the chunk's writes together.
+  // In chunks: start the writeback of every file of a chunk, then fsync them all at once
+  // (sync_pool), so that the device sees the chunk's writes and flushes together.
   constexpr std::size_t chunk = 128;
   std::vector<fs::unique_fd> fds;
+  std::vector<int> raw;
   auto flush = [&]() -> std::error_code {
-    for (auto& fd : fds)
-      if (::fsync(fd.get()) != 0) return last_error();
+    raw.clear();
+    for (auto& fd : fds) raw.push_back(fd.get());
+    std::error_code ec = m_.syncer().fsync_all(raw);
     fds.clear();
-    return {};
+    return ec;
   };
   for (const auto& [k, fh] : changed_) {
     std::error_code ec;
