@@ -114,7 +114,10 @@ class manager {
   /// the transaction changed nothing (`durable` false: outcome_log::record).
   std::error_code record_outcome(std::uint64_t client_txnid, bool committed, bool durable);
 
-  /// Runs the fsyncs of a commit side by side (transaction::commit).
+  /// The outcome log (opened on first use, in the state directory).
+  outcome_log* outcomes(std::error_code& ec);
+
+  /// Runs fsyncs side by side (a transaction's barriers and commit).
   sync_pool& syncer() noexcept { return syncs_; }
 
   /// Counts a crash point; exits the process at limits::crash_at.
@@ -123,7 +126,6 @@ class manager {
  private:
   void recover();
   std::unique_ptr<transaction> begin(std::uint64_t clientid, std::uint64_t client_txnid, std::error_code& ec);
-  outcome_log* outcomes(std::error_code& ec);
   struct open_txn {
     std::unique_ptr<transaction> t;
     std::uint64_t clientid = 0;

@@ -111,6 +111,19 @@ std::error_code outcome_log::record(std::uint64_t txnid, nfs4::txn_outcome4 o, b
   return {};
 }
 
+std::error_code outcome_log::write_entry(std::uint64_t txnid, nfs4::txn_outcome4 o) {
+  std::lock_guard g(mu_);
+  auto e = encode(txnid, o);
+  if (!write_all(fd_.get(), e.data(), e.size())) return last_error();
+  ++entries_in_file_;
+  return {};
+}
+
+void outcome_log::remember_durable(std::uint64_t txnid, nfs4::txn_outcome4 o) {
+  std::lock_guard g(mu_);
+  remember(txnid, o);
+}
+
 std::error_code outcome_log::wait_durable(std::unique_lock<std::mutex>& g, std::uint64_t mine) {
   for (;;) {
     for (const failed_sync& f : failed_)

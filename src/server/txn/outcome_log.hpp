@@ -36,6 +36,12 @@ class outcome_log {
   /// memory only, for a transaction that changed nothing (committed and aborted leave the
   /// same export): find() answers it until the process ends, TXN_UNKNOWN after a restart.
   std::error_code record(std::uint64_t txnid, nfs4::txn_outcome4 o, bool durable = true);
+  /// record() in steps, for a caller that syncs the log together with another file:
+  /// write_entry() appends the entry (not durable, not answered by find()); once the
+  /// caller has fsynced fd(), remember_durable() makes find() answer it.
+  std::error_code write_entry(std::uint64_t txnid, nfs4::txn_outcome4 o);
+  int fd() const noexcept { return fd_.get(); }
+  void remember_durable(std::uint64_t txnid, nfs4::txn_outcome4 o);
   /// The recorded outcome, or TXN_UNKNOWN.
   nfs4::txn_outcome4 find(std::uint64_t txnid) const;
   /// fdatasyncs of the log so far (tests: group commit).

@@ -102,22 +102,30 @@ void transaction::count(std::size_t i) {
 }
 
 std::error_code transaction::barrier() {
-  if (!journal_.pending()) return {};
-  // The backups and graves first: a durable record must never name a backup that is not.
+  // Nothing to protect until a record is appended (the header and begin record wait for it).
+  if (records_.size() == durable_records_) return {};
+  // The range backups first: a durable record must never name bytes that are not (its undo
+  // would copy them over a file that no change touched yet).
   if (data_unsynced_) {
     if (::fdatasync(data_.get()) != 0) return last_error();
     data_unsynced_ = false;
   }
-  if (names_unsynced_) {  // new graves; at the first barrier the journal's and data file's names
-    std::error_code ec;
-    int sfd = m_.state_fd(ec);
-    if (ec) return ec;
-    if (::fsync(sfd) != 0) return last_error();
-    names_unsynced_ = false;
-  }
+  // The state directory's new names (graves; at the first barrier the journal's and the
+  // data file's) and the records together: no change comes before both are durable, and a
+  // record whose grave a crash lost undoes nothing (the removal it protects never ran).
   std::error_code ec;
-  journal_.sync(ec);
+  journal_.write(ec);
   if (ec) return ec;
+  std::vector<int> fds{journal_.fd()};
+  if (names_unsynced_) {
+    const int sfd = m_.state_fd(ec);
+    if (ec) return ec;
+    fds.push_back(sfd);
+  }
+  if ((ec = m_.syncer().fsync_all(fds))) return ec;
+  journal_.written_durable();
+  durable_records_ = records_.size();
+  names_unsynced_ = false;
   m_.crash_point();
   return {};
 }
@@ -398,15 +406,35 @@ std::error_code transaction::commit() {
     if ((ec = sync_changed())) return ec;
     m_.crash_point();  // during commit: every change durable, no commit record yet
     if ((ec = append(rec_commit{}))) return ec;
-    if ((ec = barrier())) return ec;  // the commit point (a crash point after it)
+    // The commit record and the outcome entry are written, then synced side by side: the
+    // commit point is the commit record on disk. An outcome entry that a crash leaves on
+    // disk without it is followed by recovery's own entry (aborted), which a reader takes.
+    // Fail-stop if the entry cannot be written or synced once the commit record is durable:
+    // TXN_UNKNOWN for a committed transaction would tell the client it never committed;
+    // recovery records it from the journal, which is still there.
+    journal_.write(ec);
+    if (ec) return ec;
+    outcome_log* log = m_.outcomes(ec);
+    if (!ec) ec = log->write_entry(client_txnid_, nfs4::txn_outcome4::TXN_COMMITTED);
+    if (ec) {
+      if ((ec = barrier())) return ec;
+      stop_server("outcome record", ec);
+    }
+    const int fds[] = {journal_.fd(), log->fd()};
+    if ((ec = m_.syncer().fsync_all(fds))) {
+      if ((ec = barrier())) return ec;  // the commit record's state decides
+      stop_server("outcome record", ec);
+    }
+    journal_.written_durable();
+    durable_records_ = records_.size();
+    m_.crash_point();  // after the commit point
+    log->remember_durable(client_txnid_, nfs4::txn_outcome4::TXN_COMMITTED);
   }
   done_ = true;
-  // Committed. The outcome before the journal goes (recovery records it from the journal
-  // if a crash comes first). Of a transaction that changed nothing, in memory only (a
-  // restart forgets it: TXN_UNKNOWN). Fail-stop if it cannot be recorded: TXN_UNKNOWN for a
-  // committed transaction would tell the client it never committed; recovery records it
-  // from the journal, which is still there.
-  if (std::error_code o = m_.record_outcome(client_txnid_, true, changed)) stop_server("outcome record", o);
+  // Committed. Of a transaction that changed nothing, the outcome in memory only (a restart
+  // forgets it: TXN_UNKNOWN).
+  if (!changed)
+    if (std::error_code o = m_.record_outcome(client_txnid_, true, false)) stop_server("outcome record", o);
   // A failure to remove the files now only leaves work for the next recovery.
   finish(sfd, prefix_, prefix_ + ".journal", false, [this] { m_.crash_point(); });
   return {};
@@ -422,7 +450,11 @@ void transaction::rollback(bool record_outcome) {
   if (record_outcome)
     if (std::error_code o = m_.record_outcome(client_txnid_, false, changed_anything()))
       stop_server("outcome record", o);  // as in commit(): recovery records it from the journal
-  if ((ec = finish(sfd, prefix_, prefix_ + ".journal", true, [this] { m_.crash_point(); })))
+  // A journal never written to protected no change (none comes before a barrier): there
+  // was nothing to undo, and a crash that brings its name back leaves nothing to recover
+  // (unless it made graves, whose removal must be durable too).
+  const bool undone = !journal_.untouched() || graves_ > 0;
+  if ((ec = finish(sfd, prefix_, prefix_ + ".journal", undone, [this] { m_.crash_point(); })))
     stop_server("clean-up", ec);
   // Latest first: a lock state goes before the open state it was made through.
   for (auto it = releases_.rbegin(); it != releases_.rend(); ++it) (*it)();

@@ -154,6 +154,7 @@ class transaction {
   bool data_unsynced_ = false;   ///< backups written since the last barrier
   bool names_unsynced_ = true;   ///< state directory entries made since the last barrier
   std::vector<record> records_;  ///< what the journal holds, for rollback
+  std::size_t durable_records_ = 0;  ///< how many of records_ are on stable storage
   std::vector<bool> counted_;    ///< per record: counted in changes_
   std::size_t changes_ = 0;
   /// Objects whose attributes are saved: key → index of their rec_attrs.
