@@ -235,7 +235,8 @@ nfsstat4 compound_run::end_transaction(nfsstat4 status) {
   nfsstat4 ended = nfsstat4::NFS4_OK;
   if (ctx_.txn) ctx_.txn->end_compound();
   if (holding_ == holding::single) {
-    ended = state_.txns.end_single(std::move(single_), ok);
+    // One that died is answered as not begun and comes again with its txnid: no outcome.
+    ended = state_.txns.end_single(std::move(single_), ok, !died_);
   } else if (holding_ == holding::open) {
     // A failure rolls the transaction back if this COMPOUND changed anything; one that
     // changed nothing leaves it as it was.

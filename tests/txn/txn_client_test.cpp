@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "client/nfs/session_call.hpp"
 #include "client_fixture.hpp"
 #include "tree_digest.hpp"
 #include "vnfs/test/temp_dir.hpp"
@@ -190,4 +191,14 @@ TEST_CASE("a transaction past the server's backup limit fails with NFS4ERR_NOSPC
   // Within the limit, the same server commits.
   w.pop_back();
   CHECK(c.vwrite(w).ok());
+}
+
+TEST_CASE("TXN_UNKNOWN after a lost reply is aborted only within txn_outcome_kept_seconds of sending", "[txn][client]") {
+  using std::chrono::seconds;
+  const seconds kept(nfs4::txn_outcome_kept_seconds);
+  CHECK(detail::unknown_outcome(seconds(0)) == errc::transaction_aborted);
+  CHECK(detail::unknown_outcome(kept - seconds(1)) == errc::transaction_aborted);
+  // From then on the server may have forgotten a commit: the client cannot tell.
+  CHECK(detail::unknown_outcome(kept) == errc::outcome_unknown);
+  CHECK(detail::unknown_outcome(kept + seconds(3600)) == errc::outcome_unknown);
 }

@@ -294,3 +294,52 @@ TEST_CASE("the lock table: wait-die by age, wounds for idle holders, pins of pla
   CHECK(t.enter_plain());
   t.leave_plain(true);
 }
+
+TEST_CASE("a txnid has one outcome: a dying single-COMPOUND transaction leaves none, an ended one is not begun again",
+          "[txn][lock]") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "lk");
+  const auto dir = srv.export_dir() / wd;
+  std::filesystem::create_directory(dir / "A");
+  std::filesystem::create_directory(dir / "Y");
+  party older(srv, wd), single(srv, wd);
+  const auto one = pattern(100, 1), two = pattern(200, 2);
+  const auto log = srv.export_dir() / ".vnfsd-txn" / "outcomes";
+
+  auto r = older.in_txn(txn(txn_action4::TXN_BEGIN, 701), {LOOKUP4args{"A"}, open_create(older.c, "f")});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  const auto at_start = std::filesystem::file_size(log);
+  // The single-COMPOUND one changes Y, then meets A, which the older one holds: it dies,
+  // is rolled back whole and answered as not begun; nothing is recorded about it.
+  const std::vector<nfs_argop4> ops{SAVEFH4args{}, LOOKUP4args{"Y"}, open_create(single.c, "mine"), write_at(0, two),
+                                    RESTOREFH4args{}, LOOKUP4args{"A"}, open_create(single.c, "g")};
+  r = single.in_txn(txn(txn_action4::TXN_ONE_COMPOUND, 702), ops);
+  CHECK(r.status == nfsstat4::NFS4ERR_DELAY);
+  CHECK(r.resarray.size() == 2);
+  CHECK_FALSE(std::filesystem::exists(dir / "Y" / "mine"));
+  CHECK(outcome(single.control(txn(txn_action4::TXN_STATUS, 702))) == txn_outcome4::TXN_UNKNOWN);
+  CHECK(std::filesystem::file_size(log) == at_start);
+  // The older one commits; sent again, the single one commits: one entry each.
+  r = older.control(txn(txn_action4::TXN_COMMIT, 701));
+  CHECK(outcome(r) == txn_outcome4::TXN_COMMITTED);
+  r = single.in_txn(txn(txn_action4::TXN_ONE_COMPOUND, 702), ops);
+  CHECK(r.status == nfsstat4::NFS4_OK);
+  CHECK(read_local(dir / "Y" / "mine") == two);
+  CHECK(outcome(single.control(txn(txn_action4::TXN_STATUS, 702))) == txn_outcome4::TXN_COMMITTED);
+  CHECK(std::filesystem::file_size(log) == at_start + 2 * 16);
+
+  // A spanning transaction rolled back by a failure after a change: one outcome (aborted).
+  r = older.in_txn(txn(txn_action4::TXN_BEGIN, 703),
+                   {LOOKUP4args{"A"}, open_create(older.c, "h"), write_at(0, one), PUTFH4args{nfs_fh4{std::byte{9}}}});
+  CHECK(r.status == nfsstat4::NFS4ERR_BADHANDLE);
+  CHECK(outcome(r) == txn_outcome4::TXN_ABORTED);
+  CHECK(std::filesystem::file_size(log) == at_start + 3 * 16);
+  // TXN_BEGIN of it again (as after a lost reply) is refused before anything runs.
+  r = older.in_txn(txn(txn_action4::TXN_BEGIN, 703), {LOOKUP4args{"A"}, open_create(older.c, "h")});
+  CHECK(r.status == nfsstat4::NFS4ERR_INVAL);
+  CHECK(r.resarray.size() == 2);
+  CHECK(txn_status(r) == nfsstat4::NFS4ERR_INVAL);
+  CHECK_FALSE(std::filesystem::exists(dir / "A" / "h"));
+  CHECK(outcome(older.control(txn(txn_action4::TXN_STATUS, 703))) == txn_outcome4::TXN_ABORTED);
+  CHECK(std::filesystem::file_size(log) == at_start + 3 * 16);
+}

@@ -465,3 +465,52 @@ TEST_CASE("TXN_STATUS answers a transaction that changed nothing without a durab
   CHECK(status_of_txn(changing2) == txn_outcome4::TXN_COMMITTED);
   CHECK(std::filesystem::file_size(log) == size + 16);
 }
+
+TEST_CASE("a change backs up only the bytes that no earlier record of its transaction saved", "[txn]") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "tx");
+  const auto dir = srv.export_dir() / wd;
+  populate(dir);
+  txn_client t(srv, wd);
+  const std::string before = settled_digest(dir);
+  // The one open transaction's data file (range backups at 4 KiB-aligned offsets).
+  const auto data_size = [&] {
+    std::vector<std::uintmax_t> sizes;
+    for (const auto& e : std::filesystem::directory_iterator(srv.export_dir() / ".vnfsd-txn"))
+      if (e.path().extension() == ".data") sizes.push_back(e.file_size());
+    REQUIRE(sizes.size() == 1);
+    return sizes.front();
+  };
+  const auto in_open_txn = [&](std::uint32_t action, std::uint64_t id, std::vector<nfs_argop4> ops) {
+    std::vector<nfs_argop4> all{VNFS_TXN4args{action, id, 0}};
+    for (auto& o : t.to_wd()) all.push_back(std::move(o));
+    for (auto& o : ops) all.push_back(std::move(o));
+    return t.c.call(std::move(all));
+  };
+  const auto abort = [&](std::uint64_t id) {
+    auto r = t.c.call({VNFS_TXN4args{static_cast<std::uint32_t>(txn_action4::TXN_ABORT), id, 0}});
+    REQUIRE(r.status == nfsstat4::NFS4_OK);
+  };
+  const auto begin = static_cast<std::uint32_t>(txn_action4::TXN_BEGIN);
+  const auto join = static_cast<std::uint32_t>(txn_action4::TXN_JOIN);
+  const auto fresh = pattern(10000, 41);
+
+  // OPEN with truncate, then a WRITE of the whole file: the old 10000 bytes of "src" once.
+  REQUIRE(in_open_txn(begin, 901, {open_args(t.c, "src", true, 0), write_args(0, fresh)}).status == nfsstat4::NFS4_OK);
+  CHECK(data_size() == 10000);
+  // A later COMPOUND of it rewrites the file again: nothing more.
+  REQUIRE(in_open_txn(join, 901, {open_args(t.c, "src", false), write_args(0, fresh)}).status == nfsstat4::NFS4_OK);
+  CHECK(data_size() == 10000);
+  abort(901);
+  CHECK(tree_digest(dir) == before);
+
+  // Overlapping WRITEs of "f" (5000 bytes): [1000, 3000), then [0, 5000) saves only [0, 1000)
+  // and [3000, 5000): backups at 0 (2000 bytes), 4096 (1000), 8192 (2000).
+  const auto part = pattern(2000, 42), whole = pattern(5000, 43);
+  REQUIRE(in_open_txn(begin, 902, {open_args(t.c, "f", false), write_args(1000, part)}).status == nfsstat4::NFS4_OK);
+  CHECK(data_size() == 2000);
+  REQUIRE(in_open_txn(join, 902, {open_args(t.c, "f", false), write_args(0, whole)}).status == nfsstat4::NFS4_OK);
+  CHECK(data_size() == 8192 + 2000);
+  abort(902);
+  CHECK(tree_digest(dir) == before);
+}

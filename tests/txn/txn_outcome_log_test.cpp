@@ -80,3 +80,40 @@ TEST_CASE("the outcome of a transaction that changed nothing is answered until a
   CHECK(again.find(8) == txn_outcome4::TXN_UNKNOWN);
   CHECK(again.find(9) == txn_outcome4::TXN_COMMITTED);
 }
+
+TEST_CASE("an outcome is forgotten only past the count kept and txn_outcome_kept_seconds after it was recorded",
+          "[txn][outcome]") {
+  test::temp_dir d("vnfs-txn-outcomes");
+  auto dir = open_dir(d.path());
+  using wall = outcome_log::wall_clock;
+  wall::time_point now = wall::time_point(std::chrono::seconds(1'800'000'000));
+  const auto clock = [&] { return now; };
+  {
+    outcome_log log(dir.get(), 2, clock);
+    for (std::uint64_t id = 1; id <= 4; ++id) REQUIRE(log.record(id, txn_outcome4::TXN_COMMITTED) == std::error_code());
+    // More than 2, but all recorded just now: every one is kept.
+    for (std::uint64_t id = 1; id <= 4; ++id) CHECK(log.find(id) == txn_outcome4::TXN_COMMITTED);
+    // txn_outcome_kept_seconds later, still every one.
+    now += std::chrono::seconds(nfs4::txn_outcome_kept_seconds);
+    REQUIRE(log.record(6, txn_outcome4::TXN_ABORTED, false) == std::error_code());
+    for (std::uint64_t id = 1; id <= 4; ++id) CHECK(log.find(id) == txn_outcome4::TXN_COMMITTED);
+    // Two minutes more (past the guarantee and its minute of granularity): the next record
+    // forgets the oldest down to the count kept.
+    now += std::chrono::seconds(120);
+    REQUIRE(log.record(5, txn_outcome4::TXN_ABORTED) == std::error_code());
+    CHECK(log.find(1) == txn_outcome4::TXN_UNKNOWN);
+    CHECK(log.find(2) == txn_outcome4::TXN_UNKNOWN);
+    CHECK(log.find(3) == txn_outcome4::TXN_UNKNOWN);
+    CHECK(log.find(4) == txn_outcome4::TXN_UNKNOWN);
+    CHECK(log.find(6) == txn_outcome4::TXN_ABORTED);  // recorded 2 minutes ago
+    CHECK(log.find(5) == txn_outcome4::TXN_ABORTED);
+  }
+  // Reopened at once: the file's entries carry their minutes; only 5 is young enough.
+  {
+    outcome_log again(dir.get(), 1, clock);
+    for (std::uint64_t id = 1; id <= 4; ++id) CHECK(again.find(id) == txn_outcome4::TXN_UNKNOWN);
+    CHECK(again.find(5) == txn_outcome4::TXN_ABORTED);
+  }
+  // That reopening rewrote the file with what it keeps: one entry.
+  CHECK(std::filesystem::file_size(d.path() / "outcomes") == 16);
+}

@@ -40,6 +40,12 @@ enum class txn_outcome4 : std::uint32_t {
   TXN_UNKNOWN = 4,    ///< not in the server's outcome log (never begun, or forgotten)
 };
 
+/// How long a server keeps a transaction's outcome at least, counted from its end: a
+/// TXN_STATUS asked within this time of sending the COMPOUND that would end it answers
+/// TXN_COMMITTED for every transaction that committed, so TXN_UNKNOWN then means it never
+/// did. Asked later, TXN_UNKNOWN may be a forgotten commit (docs/transactions.md).
+inline constexpr std::uint32_t txn_outcome_kept_seconds = 600;
+
 struct VNFS_TXN4args {
   static constexpr nfs_opnum4 opnum = nfs_opnum4::OP_VNFS_TXN;
   std::uint32_t action = static_cast<std::uint32_t>(txn_action4::TXN_ONE_COMPOUND);

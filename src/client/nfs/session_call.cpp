@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "client/result_size.hpp"
+#include "vnfs/error.hpp"
 #include "vnfs/nfs4/txn_ops.hpp"
 #include "vnfs/rpc/message.hpp"
 
@@ -65,6 +66,11 @@ std::optional<std::uint64_t> ended_transaction(const std::vector<nfs4::nfs_argop
   const auto action = static_cast<txn_action4>(t->action);
   if (action != txn_action4::TXN_ONE_COMPOUND && action != txn_action4::TXN_COMMIT) return std::nullopt;
   return t->txnid;
+}
+
+std::error_code unknown_outcome(std::chrono::steady_clock::duration since_sent) {
+  return make_error_code(since_sent < std::chrono::seconds(nfs4::txn_outcome_kept_seconds) ? errc::transaction_aborted
+                                                                                          : errc::outcome_unknown);
 }
 
 std::size_t write_payload_bytes(const std::vector<nfs4::nfs_argop4>& ops) {

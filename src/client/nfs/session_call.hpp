@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <system_error>
 #include <vector>
 
 #include "client/nfs/reply_decoder.hpp"
@@ -45,6 +46,8 @@ struct session_call {
   /// Transmissions of this call on the current session (handed to the channel); a call
   /// sent again on a new session starts from 0. More than 0: it may have run.
   std::uint32_t sent = 0;
+  /// When it was first handed to a connection (on any session); unset before.
+  std::chrono::steady_clock::time_point first_sent{};
   std::uint32_t slot = 0;
   std::uint32_t xid = 0;
   std::shared_ptr<xdr::encoder> request;  // RPC call; references WRITE data (zero-copy)
@@ -71,6 +74,12 @@ bool idempotent(const std::vector<nfs4::nfs_argop4>& ops);
 /// VNFS_TXN with TXN_ONE_COMPOUND or TXN_COMMIT (docs/transactions.md): running such a
 /// COMPOUND again would run its operations again as a new transaction. Otherwise none.
 std::optional<std::uint64_t> ended_transaction(const std::vector<nfs4::nfs_argop4>& ops);
+
+/// What TXN_STATUS's TXN_UNKNOWN means for a transaction whose ending COMPOUND was first
+/// sent `since_sent` ago: it never committed (errc::transaction_aborted) while that is less
+/// than nfs4::txn_outcome_kept_seconds, for a server keeps every outcome that long;
+/// later, a forgotten commit is possible (errc::outcome_unknown).
+std::error_code unknown_outcome(std::chrono::steady_clock::duration since_sent);
 
 /// Bytes of WRITE payload in `ops`.
 std::size_t write_payload_bytes(const std::vector<nfs4::nfs_argop4>& ops);

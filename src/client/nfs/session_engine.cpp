@@ -45,7 +45,8 @@ void session_engine::impl::write_next() {
     std::size_t limit = have_session ? fore.ca_maxresponsesize : reply_size_cap;
     // A new decoder for each transmission: one a lost connection left half-way is not reused.
     c.decoder = c.reads ? std::make_shared<reply_decoder>(c.reads) : nullptr;
-    c.sent++;
+    if (c.sent++ == 0 && c.first_sent == std::chrono::steady_clock::time_point{})
+      c.first_sent = std::chrono::steady_clock::now();
     channel->send(c.xid, c.request, c.decoder, c.registered,
                   std::min(reply_size_bound(c.ops), limit));
   }

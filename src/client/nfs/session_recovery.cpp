@@ -118,8 +118,10 @@ void session_engine::impl::ask_outcome(std::shared_ptr<session_call> c, std::uin
         return self->ask_outcome(c, txnid, since,
                                  std::clamp<std::chrono::milliseconds>(2 * after, std::chrono::milliseconds(10),
                                                                        std::chrono::seconds(1)));
-      default:  // rolled back, or never begun on this server: it never committed
+      case txn_outcome4::TXN_ABORTED:  // rolled back
         return c->done(make_error_code(errc::transaction_aborted), none);
+      default:  // never begun on this server, or forgotten: which one, the time tells
+        return c->done(unknown_outcome(clock_type::now() - c->first_sent), none);
     }
   };
   if (after.count() == 0) return waiting.push_front(std::move(ask));

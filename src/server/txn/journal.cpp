@@ -74,6 +74,22 @@ void journal_writer::append(const record& r) {
 }
 
 void journal_writer::sync(std::error_code& ec) {
+  write(ec);
+  if (ec) return;
+  if (::fdatasync(fd_.get()) != 0) {
+    ec = last_error();
+    return;
+  }
+  written_durable();
+}
+
+void journal_writer::written_durable() {
+  size_ += pending_.size();
+  pending_.clear();
+}
+
+void journal_writer::write(std::error_code& ec) {
+  wrote_ = true;
   // Positional: a write cut short by an error is written again whole from size_.
   std::span<const std::byte> b(pending_);
   for (auto at = static_cast<off_t>(size_); !b.empty();) {
@@ -86,12 +102,6 @@ void journal_writer::sync(std::error_code& ec) {
     b = b.subspan(static_cast<std::size_t>(n));
     at += n;
   }
-  if (::fdatasync(fd_.get()) != 0) {
-    ec = last_error();
-    return;
-  }
-  size_ += pending_.size();
-  pending_.clear();
   ec.clear();
 }
 

@@ -103,13 +103,20 @@ class journal_writer {
   /// nothing appended counts as durable (the next sync writes it again from where the file
   /// ended).
   void sync(std::error_code& ec);
-  /// Whether records were appended since the last successful sync.
-  bool pending() const noexcept { return !pending_.empty(); }
+  /// sync() in two steps, for a caller that syncs the file together with others: write()
+  /// writes what was appended (not durable yet); after the caller has fsynced fd(),
+  /// written_durable() counts it as durable. Until then the next write() writes it again.
+  void write(std::error_code& ec);
+  void written_durable();
+  int fd() const noexcept { return fd_.get(); }
+  /// Whether nothing was ever written to the file (it is empty, or absent after a crash).
+  bool untouched() const noexcept { return !wrote_; }
 
  private:
   fs::unique_fd fd_;
   std::uint64_t size_ = 0;           ///< bytes in the file
   std::vector<std::byte> pending_;   ///< appended, not yet written
+  bool wrote_ = false;               ///< write() was called
 };
 
 /// The complete records of a journal, in order, up to the first torn or corrupt one (a

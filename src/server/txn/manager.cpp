@@ -212,7 +212,7 @@ nfs4::nfsstat4 manager::begin_single(std::uint64_t clientid, std::uint64_t clien
   return nfs4::nfsstat4::NFS4_OK;
 }
 
-nfs4::nfsstat4 manager::end_single(std::unique_ptr<transaction> t, bool ok) {
+nfs4::nfsstat4 manager::end_single(std::unique_ptr<transaction> t, bool ok, bool record_outcome) {
   nfs4::nfsstat4 result = nfs4::nfsstat4::NFS4_OK;
   if (ok) {
     if (std::error_code ec = t->commit()) {
@@ -220,7 +220,7 @@ nfs4::nfsstat4 manager::end_single(std::unique_ptr<transaction> t, bool ok) {
       result = status_of(ec);
     }
   } else {
-    t->rollback();
+    t->rollback(record_outcome);
   }
   locks_.release(t->lock_owner());
   std::lock_guard g(mu_);
@@ -230,13 +230,16 @@ nfs4::nfsstat4 manager::end_single(std::unique_ptr<transaction> t, bool ok) {
 
 nfs4::nfsstat4 manager::begin_open(std::uint64_t clientid, std::uint64_t client_txnid, transaction*& out) {
   std::error_code ec;
-  outcomes(ec);  // the outcome log must work before a transaction that needs it begins
+  outcome_log* log = outcomes(ec);  // it must work before a transaction that needs it begins
   if (ec) return status_of(ec);
   reap();
   {
     std::lock_guard g(mu_);
     if (open_.contains(client_txnid)) return nfs4::nfsstat4::NFS4ERR_INVAL;
   }
+  // A txnid names one transaction: one that ended (a TXN_BEGIN sent again after its
+  // transaction was rolled back, say) is not begun again, so that it has one outcome.
+  if (log->find(client_txnid) != nfs4::txn_outcome4::TXN_UNKNOWN) return nfs4::nfsstat4::NFS4ERR_INVAL;
   std::unique_ptr<transaction> t = begin(clientid, client_txnid, ec);
   if (ec) return status_of(ec);
   std::lock_guard g(mu_);

@@ -18,6 +18,7 @@
 #include "server/fs/export_root.hpp"
 #include "server/txn/lock_table.hpp"
 #include "server/txn/outcome_log.hpp"
+#include "server/txn/sync_pool.hpp"
 #include "vnfs/nfs4/types.hpp"
 
 namespace vnfs::server::txn {
@@ -73,14 +74,17 @@ class manager {
   /// it with end_single(). An error if the journal could not be made (nothing ran).
   nfs4::nfsstat4 begin_single(std::uint64_t clientid, std::uint64_t client_txnid, std::unique_ptr<transaction>& out);
   /// Commits (`ok`) or rolls back the transaction of begin_single() and releases its locks.
-  /// Returns NFS4_OK, or why the commit failed (then everything was rolled back).
-  nfs4::nfsstat4 end_single(std::unique_ptr<transaction> t, bool ok);
+  /// Returns NFS4_OK, or why the commit failed (then everything was rolled back). A
+  /// rollback without `record_outcome` leaves no outcome: the transaction is answered as
+  /// one that did not begin (it died), and the client sends it again with the same txnid.
+  nfs4::nfsstat4 end_single(std::unique_ptr<transaction> t, bool ok, bool record_outcome = true);
 
   // ---- Multi-COMPOUND transactions (TXN_BEGIN .. TXN_COMMIT / TXN_ABORT), any number open
   // at once, named by the client's txnid. Only one COMPOUND runs in each at a time.
 
   /// TXN_BEGIN: opens transaction `client_txnid` for `clientid` and returns it for this
-  /// COMPOUND to run in; release it with leave_open(). NFS4ERR_INVAL if that txnid is open.
+  /// COMPOUND to run in; release it with leave_open(). NFS4ERR_INVAL if that txnid is open
+  /// or has an outcome (it ended).
   nfs4::nfsstat4 begin_open(std::uint64_t clientid, std::uint64_t client_txnid, transaction*& out);
   /// TXN_JOIN / TXN_COMMIT / TXN_ABORT: the open transaction `client_txnid` of `clientid`
   /// for this COMPOUND; waits while another COMPOUND runs in it. NFS4ERR_EXPIRED if it is
@@ -113,13 +117,18 @@ class manager {
   /// the transaction changed nothing (`durable` false: outcome_log::record).
   std::error_code record_outcome(std::uint64_t client_txnid, bool committed, bool durable);
 
+  /// The outcome log (opened on first use, in the state directory).
+  outcome_log* outcomes(std::error_code& ec);
+
+  /// Runs fsyncs side by side (a transaction's barriers and commit).
+  sync_pool& syncer() noexcept { return syncs_; }
+
   /// Counts a crash point; exits the process at limits::crash_at.
   void crash_point();
 
  private:
   void recover();
   std::unique_ptr<transaction> begin(std::uint64_t clientid, std::uint64_t client_txnid, std::error_code& ec);
-  outcome_log* outcomes(std::error_code& ec);
   struct open_txn {
     std::unique_ptr<transaction> t;
     std::uint64_t clientid = 0;
@@ -155,6 +164,7 @@ class manager {
   std::unique_ptr<outcome_log> outcomes_;
   std::atomic<std::uint64_t> next_id_;
   std::atomic<unsigned> crash_count_{0};
+  sync_pool syncs_{8};
 };
 
 }  // namespace vnfs::server::txn

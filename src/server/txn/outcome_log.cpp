@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -24,9 +25,15 @@ std::uint32_t check_of(const unsigned char* b) {
   return h;
 }
 
-std::array<unsigned char, entry_size> encode(std::uint64_t txnid, nfs4::txn_outcome4 o) {
+// The minute an entry was recorded: minutes since 2020-01-01 00:00 UTC (24 bits: until 2051).
+constexpr std::int64_t minute_epoch = 1577836800;
+// An outcome is kept at least this many whole minutes (nfs4::txn_outcome_kept_seconds, and
+// one more for the minute's granularity).
+constexpr std::uint32_t kept_minutes = (nfs4::txn_outcome_kept_seconds + 59) / 60 + 1;
+
+std::array<unsigned char, entry_size> encode(std::uint64_t txnid, nfs4::txn_outcome4 o, std::uint32_t minute) {
   std::array<unsigned char, entry_size> e{};
-  const auto v = static_cast<std::uint32_t>(o);
+  const std::uint32_t v = (minute << 8) | (static_cast<std::uint32_t>(o) & 0xff);
   for (int i = 0; i < 8; ++i) e[i] = static_cast<unsigned char>(txnid >> (56 - 8 * i));
   for (int i = 0; i < 4; ++i) e[8 + i] = static_cast<unsigned char>(v >> (24 - 8 * i));
   const std::uint32_t c = check_of(e.data());
@@ -47,7 +54,8 @@ bool write_all(int fd, const unsigned char* p, std::size_t n) {
 
 }  // namespace
 
-outcome_log::outcome_log(int state_fd) {
+outcome_log::outcome_log(int state_fd, std::size_t keep, std::function<wall_clock::time_point()> now)
+    : keep_(keep), now_(std::move(now)) {
   fd_ = fs::unique_fd(::openat(state_fd, log_name, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd_) throw std::system_error(last_error(), "txn: cannot open the outcome log");
   std::vector<unsigned char> all;
@@ -68,15 +76,16 @@ outcome_log::outcome_log(int state_fd) {
     for (int i = 0; i < 4; ++i) v = v << 8 | e[8 + i];
     for (int i = 0; i < 4; ++i) c = c << 8 | e[12 + i];
     if (c != check_of(e)) break;  // a torn last entry
-    remember(id, static_cast<nfs4::txn_outcome4>(v));
+    remember(id, static_cast<nfs4::txn_outcome4>(v & 0xff), v >> 8);
     ++entries_in_file_;
   }
-  if (entries_in_file_ * entry_size == all.size() && entries_in_file_ <= 2 * keep) return;
+  if (entries_in_file_ * entry_size == all.size() && entries_in_file_ <= 2 * std::max(keep_, order_.size())) return;
   // Rewrite with what is kept (also drops a torn tail, so appends stay aligned).
   fs::unique_fd tmp(::openat(state_fd, tmp_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!tmp) throw std::system_error(last_error(), "txn: cannot rewrite the outcome log");
   for (std::uint64_t id : order_) {
-    auto e = encode(id, by_id_.at(id));
+    const kept& k = by_id_.at(id);
+    auto e = encode(id, k.outcome, k.minute);
     if (!write_all(tmp.get(), e.data(), e.size()))
       throw std::system_error(last_error(), "txn: cannot rewrite the outcome log");
   }
@@ -87,28 +96,49 @@ outcome_log::outcome_log(int state_fd) {
   entries_in_file_ = order_.size();
 }
 
-void outcome_log::remember(std::uint64_t txnid, nfs4::txn_outcome4 o) {
-  auto [it, fresh] = by_id_.insert_or_assign(txnid, o);
-  if (!fresh) return;
-  order_.push_back(txnid);
-  if (order_.size() > keep) {
-    by_id_.erase(order_.front());
+std::uint32_t outcome_log::minute() const {
+  const std::int64_t s = std::chrono::duration_cast<std::chrono::seconds>(now_().time_since_epoch()).count();
+  return s <= minute_epoch ? 0 : static_cast<std::uint32_t>(std::min<std::int64_t>((s - minute_epoch) / 60, 0xffffff));
+}
+
+void outcome_log::remember(std::uint64_t txnid, nfs4::txn_outcome4 o, std::uint32_t minute) {
+  auto [it, fresh] = by_id_.insert_or_assign(txnid, kept{o, minute});
+  if (fresh) order_.push_back(txnid);
+  const std::uint32_t now = this->minute();
+  while (order_.size() > keep_) {
+    auto oldest = by_id_.find(order_.front());
+    if (oldest->second.minute + kept_minutes >= now) break;  // younger than the guarantee
+    by_id_.erase(oldest);
     order_.pop_front();
   }
 }
 
 std::error_code outcome_log::record(std::uint64_t txnid, nfs4::txn_outcome4 o, bool durable) {
   std::unique_lock g(mu_);
+  const std::uint32_t m = minute();
   if (!durable) {
-    remember(txnid, o);
+    remember(txnid, o, m);
     return {};
   }
-  auto e = encode(txnid, o);
+  auto e = encode(txnid, o, m);
   if (!write_all(fd_.get(), e.data(), e.size())) return last_error();
   ++entries_in_file_;
   if (std::error_code ec = wait_durable(g, ++written_)) return ec;
-  remember(txnid, o);
+  remember(txnid, o, m);
   return {};
+}
+
+std::error_code outcome_log::write_entry(std::uint64_t txnid, nfs4::txn_outcome4 o) {
+  std::lock_guard g(mu_);
+  auto e = encode(txnid, o, minute());
+  if (!write_all(fd_.get(), e.data(), e.size())) return last_error();
+  ++entries_in_file_;
+  return {};
+}
+
+void outcome_log::remember_durable(std::uint64_t txnid, nfs4::txn_outcome4 o) {
+  std::lock_guard g(mu_);
+  remember(txnid, o, minute());
 }
 
 std::error_code outcome_log::wait_durable(std::unique_lock<std::mutex>& g, std::uint64_t mine) {
@@ -143,7 +173,7 @@ std::uint64_t outcome_log::syncs() const {
 nfs4::txn_outcome4 outcome_log::find(std::uint64_t txnid) const {
   std::lock_guard g(mu_);
   auto it = by_id_.find(txnid);
-  return it == by_id_.end() ? nfs4::txn_outcome4::TXN_UNKNOWN : it->second;
+  return it == by_id_.end() ? nfs4::txn_outcome4::TXN_UNKNOWN : it->second.outcome;
 }
 
 }  // namespace vnfs::server::txn

@@ -102,22 +102,30 @@ void transaction::count(std::size_t i) {
 }
 
 std::error_code transaction::barrier() {
-  if (!journal_.pending()) return {};
-  // The backups and graves first: a durable record must never name a backup that is not.
+  // Nothing to protect until a record is appended (the header and begin record wait for it).
+  if (records_.size() == durable_records_) return {};
+  // The range backups first: a durable record must never name bytes that are not (its undo
+  // would copy them over a file that no change touched yet).
   if (data_unsynced_) {
     if (::fdatasync(data_.get()) != 0) return last_error();
     data_unsynced_ = false;
   }
-  if (names_unsynced_) {  // new graves; at the first barrier the journal's and data file's names
-    std::error_code ec;
-    int sfd = m_.state_fd(ec);
-    if (ec) return ec;
-    if (::fsync(sfd) != 0) return last_error();
-    names_unsynced_ = false;
-  }
+  // The state directory's new names (graves; at the first barrier the journal's and the
+  // data file's) and the records together: no change comes before both are durable, and a
+  // record whose grave a crash lost undoes nothing (the removal it protects never ran).
   std::error_code ec;
-  journal_.sync(ec);
+  journal_.write(ec);
   if (ec) return ec;
+  std::vector<int> fds{journal_.fd()};
+  if (names_unsynced_) {
+    const int sfd = m_.state_fd(ec);
+    if (ec) return ec;
+    fds.push_back(sfd);
+  }
+  if ((ec = m_.syncer().fsync_all(fds))) return ec;
+  journal_.written_durable();
+  durable_records_ = records_.size();
+  names_unsynced_ = false;
   m_.crash_point();
   return {};
 }
@@ -208,11 +216,17 @@ std::error_code transaction::protect_data(const fs::object& file, std::uint64_t 
     const fs::attributes now = fs::stat(file, ec);
     if (ec) return ec;
     // Bytes past the size at the first change are cut off by rec_attrs' undo; bytes past the
-    // current size were cut by an earlier change, whose own backup restores them.
-    const std::uint64_t end = std::min({offset + std::min(length, UINT64_MAX - offset), first.size, now.size});
-    if (offset < end) {
-      const std::uint64_t len = end - offset;
-      if (backup_bytes_ + len > m_.lim().max_backup_bytes) return fs::sys_error(ENOSPC);
+    // current size were cut by an earlier change, whose own backup restores them; bytes an
+    // earlier record of this transaction saved (or cut off) are restored by its undo, which
+    // runs after this record's: only the rest is copied.
+    const std::uint64_t stop = offset + std::min(length, UINT64_MAX - offset);
+    const std::uint64_t end = std::min({stop, first.size, now.size});
+    byte_ranges& saved = saved_bytes_[k];
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>> gaps = saved.gaps(offset, end);
+    std::uint64_t len_sum = 0;
+    for (const auto& [from, to] : gaps) len_sum += to - from;
+    if (len_sum > 0) {
+      if (backup_bytes_ + len_sum > m_.lim().max_backup_bytes) return fs::sys_error(ENOSPC);
       // O_NOATIME: the copy must not change what it protects (its atime), as the
       // attributes it restores are not durable before the barrier.
       int src = fs::detail::open_data(file, O_RDONLY | O_NOATIME, ec);
@@ -220,17 +234,21 @@ std::error_code transaction::protect_data(const fs::object& file, std::uint64_t 
         src = fs::detail::open_data(file, O_RDONLY, ec);
       if (src < 0) return ec;
       fs::unique_fd closer(src);
-      const std::uint64_t at = (data_size_ + backup_align - 1) / backup_align * backup_align;
-      file_clone_range clone{src, offset, len, at};
-      if (::ioctl(data_.get(), FICLONERANGE, &clone) != 0) {
-        if (std::error_code c = copy_bytes(src, offset, data_.get(), at, len)) return c;
+      for (const auto& [from, to] : gaps) {
+        const std::uint64_t len = to - from;
+        const std::uint64_t at = (data_size_ + backup_align - 1) / backup_align * backup_align;
+        file_clone_range clone{src, from, len, at};
+        if (::ioctl(data_.get(), FICLONERANGE, &clone) != 0) {
+          if (std::error_code c = copy_bytes(src, from, data_.get(), at, len)) return c;
+        }
+        data_unsynced_ = true;
+        data_size_ = at + len;
+        backup_bytes_ += len;
+        m_.crash_point();  // after the backup (not yet durable, nothing changed)
+        if (std::error_code e = append(rec_range{fh, from, len, at})) return e;
       }
-      data_unsynced_ = true;
-      data_size_ = at + len;
-      backup_bytes_ += len;
-      m_.crash_point();  // after the backup (not yet durable, nothing changed)
-      if (std::error_code e = append(rec_range{fh, offset, len, at})) return e;
     }
+    saved.add(offset, stop);
   }
   plan(ck, first_record);
   return done_protecting();
@@ -340,15 +358,17 @@ void transaction::after_operation(const fs::object* current) {
 }
 
 std::error_code transaction::sync_changed() {
-  // In chunks: start the writeback of every file of a chunk, then wait for each (fsync),
-  // so that the device sees the chunk's writes together.
+  // In chunks: start the writeback of every file of a chunk, then fsync them all at once
+  // (sync_pool), so that the device sees the chunk's writes and flushes together.
   constexpr std::size_t chunk = 128;
   std::vector<fs::unique_fd> fds;
+  std::vector<int> raw;
   auto flush = [&]() -> std::error_code {
-    for (auto& fd : fds)
-      if (::fsync(fd.get()) != 0) return last_error();
+    raw.clear();
+    for (auto& fd : fds) raw.push_back(fd.get());
+    std::error_code ec = m_.syncer().fsync_all(raw);
     fds.clear();
-    return {};
+    return ec;
   };
   for (const auto& [k, fh] : changed_) {
     std::error_code ec;
@@ -386,15 +406,35 @@ std::error_code transaction::commit() {
     if ((ec = sync_changed())) return ec;
     m_.crash_point();  // during commit: every change durable, no commit record yet
     if ((ec = append(rec_commit{}))) return ec;
-    if ((ec = barrier())) return ec;  // the commit point (a crash point after it)
+    // The commit record and the outcome entry are written, then synced side by side: the
+    // commit point is the commit record on disk. An outcome entry that a crash leaves on
+    // disk without it is followed by recovery's own entry (aborted), which a reader takes.
+    // Fail-stop if the entry cannot be written or synced once the commit record is durable:
+    // TXN_UNKNOWN for a committed transaction would tell the client it never committed;
+    // recovery records it from the journal, which is still there.
+    journal_.write(ec);
+    if (ec) return ec;
+    outcome_log* log = m_.outcomes(ec);
+    if (!ec) ec = log->write_entry(client_txnid_, nfs4::txn_outcome4::TXN_COMMITTED);
+    if (ec) {
+      if ((ec = barrier())) return ec;
+      stop_server("outcome record", ec);
+    }
+    const int fds[] = {journal_.fd(), log->fd()};
+    if ((ec = m_.syncer().fsync_all(fds))) {
+      if ((ec = barrier())) return ec;  // the commit record's state decides
+      stop_server("outcome record", ec);
+    }
+    journal_.written_durable();
+    durable_records_ = records_.size();
+    m_.crash_point();  // after the commit point
+    log->remember_durable(client_txnid_, nfs4::txn_outcome4::TXN_COMMITTED);
   }
   done_ = true;
-  // Committed. The outcome before the journal goes (recovery records it from the journal
-  // if a crash comes first). Of a transaction that changed nothing, in memory only (a
-  // restart forgets it: TXN_UNKNOWN). Fail-stop if it cannot be recorded: TXN_UNKNOWN for a
-  // committed transaction would tell the client it never committed; recovery records it
-  // from the journal, which is still there.
-  if (std::error_code o = m_.record_outcome(client_txnid_, true, changed)) stop_server("outcome record", o);
+  // Committed. Of a transaction that changed nothing, the outcome in memory only (a restart
+  // forgets it: TXN_UNKNOWN).
+  if (!changed)
+    if (std::error_code o = m_.record_outcome(client_txnid_, true, false)) stop_server("outcome record", o);
   // A failure to remove the files now only leaves work for the next recovery.
   finish(sfd, prefix_, prefix_ + ".journal", false, [this] { m_.crash_point(); });
   return {};
@@ -410,7 +450,11 @@ void transaction::rollback(bool record_outcome) {
   if (record_outcome)
     if (std::error_code o = m_.record_outcome(client_txnid_, false, changed_anything()))
       stop_server("outcome record", o);  // as in commit(): recovery records it from the journal
-  if ((ec = finish(sfd, prefix_, prefix_ + ".journal", true, [this] { m_.crash_point(); })))
+  // A journal never written to protected no change (none comes before a barrier): there
+  // was nothing to undo, and a crash that brings its name back leaves nothing to recover
+  // (unless it made graves, whose removal must be durable too).
+  const bool undone = !journal_.untouched() || graves_ > 0;
+  if ((ec = finish(sfd, prefix_, prefix_ + ".journal", undone, [this] { m_.crash_point(); })))
     stop_server("clean-up", ec);
   // Latest first: a lock state goes before the open state it was made through.
   for (auto it = releases_.rbegin(); it != releases_.rend(); ++it) (*it)();

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "server/fs/object.hpp"
+#include "server/txn/byte_ranges.hpp"
 #include "server/txn/journal.hpp"
 
 namespace vnfs::server::txn {
@@ -44,7 +45,9 @@ class transaction {
   /// Before bytes [offset, offset + length) of regular file `file` change or vanish
   /// (WRITE, COPY's destination, SETATTR or OPEN truncating: offset = new size, length to
   /// the end). Saves its attributes (first time only) and the part of the range that lies
-  /// within its size at the first change. Nothing for a file this transaction created.
+  /// within its size at the first change and that no earlier record of this transaction
+  /// saved already (e.g. a WRITE after a truncation: nothing). Nothing for a file this
+  /// transaction created.
   /// ENOSPC past the backup limit (server_options::txn_max_backup_bytes).
   std::error_code protect_data(const fs::object& file, std::uint64_t offset, std::uint64_t length);
   /// Before attributes of `obj` change (SETATTR without size): saves them, first time only.
@@ -151,10 +154,14 @@ class transaction {
   bool data_unsynced_ = false;   ///< backups written since the last barrier
   bool names_unsynced_ = true;   ///< state directory entries made since the last barrier
   std::vector<record> records_;  ///< what the journal holds, for rollback
+  std::size_t durable_records_ = 0;  ///< how many of records_ are on stable storage
   std::vector<bool> counted_;    ///< per record: counted in changes_
   std::size_t changes_ = 0;
   /// Objects whose attributes are saved: key → index of their rec_attrs.
   std::map<obj_key, std::size_t> saved_;
+  /// Per regular file: the bytes whose first content an undo record restores (a range
+  /// backup, or a truncation's, which also covers everything past its new size).
+  std::map<obj_key, byte_ranges> saved_bytes_;
   std::set<obj_key> created_;                            ///< made by this transaction
   std::map<obj_key, std::vector<std::byte>> changed_;    ///< fsynced at commit (by filehandle)
   bool planning_ = false;
