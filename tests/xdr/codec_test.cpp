@@ -79,6 +79,7 @@ TEST_CASE("a payload left in a file: its length and padding encoded, the range i
   CHECK_THROWS_AS(whole.flatten(), std::logic_error);
   e.truncate({});
   CHECK_FALSE(e.has_file_payloads());
+}
 
 TEST_CASE("chain() names every put_opaque_ref payload, copied small ones and empty ones too, in order") {
   std::vector<std::byte> big(100, std::byte{0x11}), small(5, std::byte{0x22});
