@@ -4,15 +4,29 @@
 # the command on its first line; what it discovers goes to build/fuzz/campaigns/corpus-NAME
 # and crashes to build/fuzz/campaigns/crash-NAME-*. scripts/reliability_table.py reports it.
 # Run it when the CPU is otherwise free, or at idle priority (chrt -i 0 nice -n 19 bash ...).
+# With --continue, the campaign goes on where its last run stopped (libFuzzer starts again
+# from the corpus the earlier runs left): the last run's log is kept as NAME.part-K.log, and
+# the reliability table reports every run and their total. Without it, a new campaign
+# starts and the logs of earlier runs are removed (its corpus is still the one left).
 #
-# Usage: bash scripts/fuzz_campaign.sh NAME SECONDS [RUNS]
+# Usage: bash scripts/fuzz_campaign.sh [--continue] NAME SECONDS [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+continue=0
+if [[ ${1:-} == --continue ]]; then continue=1; shift; fi
 name=$1 seconds=$2 runs=${3:-10000000}
 bin=build/fuzz/tests/fuzz/fuzz_$name
 [[ -x $bin ]] || { echo "fuzz_campaign: build first: cmake --preset fuzz && cmake --build --preset fuzz" >&2; exit 1; }
 out=build/fuzz/campaigns
 mkdir -p "$out/corpus-$name"
+if (( continue )); then
+  [[ -f $out/$name.log ]] || { echo "fuzz_campaign: no earlier run of $name to continue ($out/$name.log)" >&2; exit 1; }
+  k=1
+  while [[ -e $out/$name.part-$k.log ]]; do k=$((k + 1)); done
+  mv "$out/$name.log" "$out/$name.part-$k.log"
+else
+  rm -f "$out/$name".part-*.log
+fi
 cmd=("$bin" -max_total_time="$seconds" -runs="$runs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
      -artifact_prefix="$out/crash-$name-" "$out/corpus-$name" "tests/fuzz/corpus/$name")
 {

@@ -8,7 +8,9 @@ Sources, each optional (a source that is missing gives no rows):
   fuzz preset (libFuzzer's final stats), with the properties its harness states
   (the "Properties:" paragraph of tests/fuzz/NAME.cpp);
 - longer fuzz campaigns, build/fuzz/campaigns/NAME.log (scripts/fuzz_campaign.sh): the
-  command and libFuzzer's final stats;
+  command and libFuzzer's final stats; a campaign continued from its own corpus
+  (`fuzz_campaign.sh --continue`) keeps its earlier runs as NAME.part-K.log, and its row
+  gives every run and their total;
 - bench/results/heavy_load.json (bench/heavy_load).
 
 The table replaces what lies between the markers
@@ -81,20 +83,39 @@ def rows_from_ctest():
     return rows
 
 
+def campaign_run(log):
+    """(executions, text describing the run) of one campaign log, or None if it has no stats."""
+    text = log.read_text(errors="replace")
+    st = fuzz_stats(text)
+    command = re.search(r"^# command: (.*)$", text, re.M)
+    if "number_of_executed_units" not in st or not command:
+        return None
+    seconds = re.search(r"^# seconds: (\d+)", text, re.M)
+    crashed = re.search(r"^SUMMARY: |ERROR: libFuzzer", text, re.M) is not None
+    size = (f"{st['number_of_executed_units']:,} executions"
+            + (f" in {seconds.group(1)} s" if seconds else "")
+            + f" ({st.get('average_exec_per_sec', 0):,}/s), {st.get('new_units_added', 0):,} new inputs, "
+            f"peak RSS {st.get('peak_rss_mb', 0)} MB; `{command.group(1)}`")
+    return st["number_of_executed_units"], size, crashed
+
+
 def rows_from_campaigns():
     rows = []
-    for log in sorted((ROOT / "build" / "fuzz" / "campaigns").glob("*.log")):
-        text = log.read_text(errors="replace")
-        st = fuzz_stats(text)
-        command = re.search(r"^# command: (.*)$", text, re.M)
-        if "number_of_executed_units" not in st or not command:
+    folder = ROOT / "build" / "fuzz" / "campaigns"
+    for log in sorted(folder.glob("*.log")):
+        if ".part-" in log.name:
+            continue  # an earlier run, reported with the campaign's last one
+        parts = sorted(folder.glob(f"{log.stem}.part-*.log"),
+                       key=lambda p: int(p.name.rsplit("-", 1)[1].split(".")[0]))
+        runs = [r for r in (campaign_run(p) for p in parts + [log]) if r]
+        if not runs or campaign_run(log) is None:
             continue
-        crashed = re.search(r"^SUMMARY: |ERROR: libFuzzer", text, re.M)
-        seconds = re.search(r"^# seconds: (\d+)", text, re.M)
-        size = (f"{st['number_of_executed_units']:,} executions"
-                + (f" in {seconds.group(1)} s" if seconds else "")
-                + f" ({st.get('average_exec_per_sec', 0):,}/s), {st.get('new_units_added', 0):,} new inputs, "
-                f"peak RSS {st.get('peak_rss_mb', 0)} MB; `{command.group(1)}`")
+        if len(runs) == 1:
+            size = runs[0][1]
+        else:
+            size = (f"{sum(r[0] for r in runs):,} executions in {len(runs)} runs, each from the corpus "
+                    "the runs before it left: " + "; ".join(f"run {i}: {r[1]}" for i, r in enumerate(runs, 1)))
+        crashed = any(r[2] for r in runs)
         result = "a crash or sanitizer report (see the log)" if crashed else "no crash, leak, hang or violated property"
         rows.append((f"fuzz_{log.stem} (campaign)", size, harness_properties(log.stem), result))
     return rows
