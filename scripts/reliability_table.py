@@ -113,8 +113,8 @@ def rows_from_campaigns():
         if len(runs) == 1:
             size = runs[0][1]
         else:
-            size = (f"{sum(r[0] for r in runs):,} executions in {len(runs)} runs, each from the corpus "
-                    "the runs before it left: " + "; ".join(f"run {i}: {r[1]}" for i, r in enumerate(runs, 1)))
+            size = (f"{sum(r[0] for r in runs):,} executions in {len(runs)} runs sharing one corpus "
+                    "(libFuzzer reloads it, so runs side by side share what each finds): " + "; ".join(f"run {i}: {r[1]}" for i, r in enumerate(runs, 1)))
         crashed = any(r[2] for r in runs)
         result = "a crash or sanitizer report (see the log)" if crashed else "no crash, leak, hang or violated property"
         rows.append((f"fuzz_{log.stem} (campaign)", size, harness_properties(log.stem), result))
