@@ -12,14 +12,14 @@
 # Usage: bash scripts/fuzz_campaign.sh [--continue] NAME SECONDS [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-continue=0
-if [[ ${1:-} == --continue ]]; then continue=1; shift; fi
+resume=0
+if [[ ${1:-} == --continue ]]; then resume=1; shift; fi
 name=$1 seconds=$2 runs=${3:-10000000}
 bin=build/fuzz/tests/fuzz/fuzz_$name
 [[ -x $bin ]] || { echo "fuzz_campaign: build first: cmake --preset fuzz && cmake --build --preset fuzz" >&2; exit 1; }
 out=build/fuzz/campaigns
 mkdir -p "$out/corpus-$name"
-if (( continue )); then
+if (( resume )); then
   [[ -f $out/$name.log ]] || { echo "fuzz_campaign: no earlier run of $name to continue ($out/$name.log)" >&2; exit 1; }
   k=1
   while [[ -e $out/$name.part-$k.log ]]; do k=$((k + 1)); done
