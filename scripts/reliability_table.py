@@ -84,7 +84,8 @@ def rows_from_ctest():
 
 
 def campaign_run(log):
-    """(executions, text describing the run) of one campaign log, or None if it has no stats."""
+    """(executions, text describing the run, whether it crashed) of one campaign log, or None
+    if the log has no final stats (a run still going, or killed)."""
     text = log.read_text(errors="replace")
     st = fuzz_stats(text)
     command = re.search(r"^# command: (.*)$", text, re.M)
@@ -107,14 +108,16 @@ def rows_from_campaigns():
             continue  # an earlier run, reported with the campaign's last one
         parts = sorted(folder.glob(f"{log.stem}.part-*.log"),
                        key=lambda p: int(p.name.rsplit("-", 1)[1].split(".")[0]))
-        runs = [r for r in (campaign_run(p) for p in parts + [log]) if r]
-        if not runs or campaign_run(log) is None:
+        last = campaign_run(log)
+        if last is None:
             continue
+        runs = [r for r in map(campaign_run, parts) if r] + [last]
         if len(runs) == 1:
-            size = runs[0][1]
+            size = last[1]
         else:
             size = (f"{sum(r[0] for r in runs):,} executions in {len(runs)} runs sharing one corpus "
-                    "(libFuzzer reloads it, so runs side by side share what each finds): " + "; ".join(f"run {i}: {r[1]}" for i, r in enumerate(runs, 1)))
+                    "(libFuzzer reloads it, so runs side by side share what each finds): "
+                    + "; ".join(f"run {i}: {r[1]}" for i, r in enumerate(runs, 1)))
         crashed = any(r[2] for r in runs)
         result = "a crash or sanitizer report (see the log)" if crashed else "no crash, leak, hang or violated property"
         rows.append((f"fuzz_{log.stem} (campaign)", size, harness_properties(log.stem), result))
