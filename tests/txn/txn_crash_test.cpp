@@ -17,6 +17,7 @@
 #include <functional>
 #include <thread>
 
+#include "state_leftovers.hpp"
 #include "tree_digest.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/test/temp_dir.hpp"
@@ -26,7 +27,6 @@ using namespace vnfs;
 using vnfs::test::temp_dir;
 using vnfs::test::vnfsd_process;
 using vnfs::txn_test::digest_options;
-using vnfs::txn_test::leftover_journals;
 using vnfs::txn_test::settled_digest;
 using vnfs::txn_test::tree_digest;
 
@@ -149,7 +149,7 @@ told crash_at_every_point(const scenario& run, const std::function<void(bool)>& 
       crashed = crashed || !p.running();
       REQUIRE(p.running());  // no crash point after the reply
     }
-    CHECK(leftover_journals(d.path()) == 0);
+    CHECK(vnfs::txn_test::state_leftovers(d.path()).empty());
     const std::string now = tree_digest(work(d.path()));
     const bool rolled_back = now == before;
     const bool committed = tree_digest(work(d.path()), {.times = false}) == after;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "client_fixture.hpp"
+#include "state_leftovers.hpp"
 #include "tree_digest.hpp"
 #include "vnfs/nfs4/status.hpp"
 #include "vnfs/test/temp_dir.hpp"
@@ -25,7 +26,6 @@
 using namespace vnfs;
 using namespace vnfs::client_test;
 using vnfs::txn_test::digest_options;
-using vnfs::txn_test::leftover_journals;
 using vnfs::txn_test::settled_digest;
 using vnfs::txn_test::tree_digest;
 
@@ -109,7 +109,7 @@ TEST_CASE("a transaction spanning COMPOUNDs commits whole; others see it only af
   CHECK(std::filesystem::file_size(env / "last") == data.size());
   // Nothing runs in an ended transaction.
   CHECK(t.view().vmkdir(dirs).error == errc::closed);
-  CHECK(leftover_journals(env.server().export_dir()) == 0);
+  CHECK(vnfs::txn_test::state_leftovers(env.server().export_dir()).empty());
 }
 
 TEST_CASE("a failing item rolls back the whole transaction, earlier calls included", "[txn][multi]") {
@@ -300,7 +300,7 @@ bool crash_run(unsigned n, std::string& before, std::string& after_no_times) {
     REQUIRE(committed == std::error_code());
     return false;
   }
-  CHECK(leftover_journals(d.path()) == 0);
+  CHECK(vnfs::txn_test::state_leftovers(d.path()).empty());
   if (began) {  // the crash came during TXN_BEGIN: nothing ran
     CHECK(now == before);
     return crashed;
