@@ -16,9 +16,10 @@
 namespace vnfs::txn_test {
 
 /// The names in `export_root`'s state directory that no finished transaction leaves there:
-/// everything but the outcome log and the files of the journal slots, and the journal files
-/// holding a transaction that neither committed nor ended (a journal file of a finished one
-/// stays, to be written over by a later transaction). Empty if there is no state directory.
+/// everything but the outcome log and the files of the journal slots, and the journal of a
+/// slot's newest transaction if that neither committed nor ended (journal files of finished
+/// transactions stay, to be written over by later ones; the older journal of a slot ended
+/// before the newer began). Empty if there is no state directory.
 inline std::vector<std::string> state_leftovers(const std::filesystem::path& export_root) {
   namespace txn = vnfs::server::txn;
   std::vector<std::string> out;
@@ -37,7 +38,11 @@ inline std::vector<std::string> state_leftovers(const std::filesystem::path& exp
     }
     if (slot_file->second == 2) continue;  // a data file
     const txn::journal_contents j = txn::read_journal(sfd, n, ec);
-    if (ec || (!j.records.empty() && !j.committed() && !j.ended())) out.push_back(n + " (unfinished)");
+    const std::string other = txn::journal_pool::file_name(slot_file->first, 1 - slot_file->second);
+    std::error_code other_ec;
+    const txn::journal_contents o = txn::read_journal(sfd, other, other_ec);
+    const bool newest = other_ec || j.gen > o.gen;
+    if (ec || (newest && !j.records.empty() && !j.committed() && !j.ended())) out.push_back(n + " (unfinished)");
   }
   ::close(sfd);
   return out;
