@@ -80,13 +80,4 @@ inline std::string settled_digest(const std::filesystem::path& root, digest_opti
   return tree_digest(root, o);
 }
 
-/// Journals left in a vnfsd export's state directory (a finished transaction leaves none).
-inline std::size_t leftover_journals(const std::filesystem::path& export_root) {
-  std::size_t n = 0;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(export_root / ".vnfsd-txn", ec))
-    n += e.path().extension() == ".journal";
-  return n;
-}
-
 }  // namespace vnfs::txn_test

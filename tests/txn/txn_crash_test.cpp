@@ -1,10 +1,11 @@
 // Crash recovery: vnfsd runs as its own process and exits abruptly (--txn-crash-at N, an
 // _exit as sudden as SIGKILL) at every crash point of a transaction in turn: after the
 // journal's first record, after each backup and record, after each operation, after the
-// commit record and while the finished transaction's files are removed. Restarted on the
-// same export while the client waits, the server must show the tree exactly as before the
-// transaction, or with all of its changes — never anything else — and leave no journal
-// behind; the client, which lost the reply, must not run the transaction again but report
+// commit record, after a rollback's end record, and after the transaction ended but before
+// its graves are removed. Restarted on the same export while the client waits, the server
+// must show the tree exactly as before the transaction, or with all of its changes — never
+// anything else, link counts included (a grave left behind would add a link) — and leave
+// no unfinished journal, grave or other leftover in its state directory; the client, which lost the reply, must not run the transaction again but report
 // exactly how it ended (docs/transactions.md, "Unknown outcomes").
 #include <catch2/catch.hpp>
 
@@ -17,6 +18,7 @@
 #include <functional>
 #include <thread>
 
+#include "state_leftovers.hpp"
 #include "tree_digest.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/test/temp_dir.hpp"
@@ -26,7 +28,6 @@ using namespace vnfs;
 using vnfs::test::temp_dir;
 using vnfs::test::vnfsd_process;
 using vnfs::txn_test::digest_options;
-using vnfs::txn_test::leftover_journals;
 using vnfs::txn_test::settled_digest;
 using vnfs::txn_test::tree_digest;
 
@@ -45,6 +46,9 @@ void populate(const std::filesystem::path& export_root) {
   const auto d = work(export_root);
   std::filesystem::create_directory(d);
   write_local(d / "a", 9000, 'a');
+  // A second link of "a": a grave (the state directory's link to a removed file) that a
+  // crash left behind would show in its link count.
+  std::filesystem::create_hard_link(d / "a", d / "a.link");
   write_local(d / "b", 3000, 'b');
   write_local(d / "c", 100, 'c');
   std::filesystem::create_directory(d / "sub");
@@ -149,7 +153,7 @@ told crash_at_every_point(const scenario& run, const std::function<void(bool)>& 
       crashed = crashed || !p.running();
       REQUIRE(p.running());  // no crash point after the reply
     }
-    CHECK(leftover_journals(d.path()) == 0);
+    CHECK(vnfs::txn_test::state_leftovers(d.path()).empty());
     const std::string now = tree_digest(work(d.path()));
     const bool rolled_back = now == before;
     const bool committed = tree_digest(work(d.path()), {.times = false}) == after;

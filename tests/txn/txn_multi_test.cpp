@@ -16,8 +16,12 @@
 #include <thread>
 
 #include "client_fixture.hpp"
+#include "state_leftovers.hpp"
 #include "tree_digest.hpp"
 #include "vnfs/nfs4/status.hpp"
+#include "vnfs/nfs4/txn_ops.hpp"
+#include "vnfs/test/blocking_session.hpp"
+#include "vnfs/test/tcp_proxy.hpp"
 #include "vnfs/test/temp_dir.hpp"
 #include "vnfs/test/vnfsd_process.hpp"
 #include "vnfs/transaction.hpp"
@@ -25,7 +29,6 @@
 using namespace vnfs;
 using namespace vnfs::client_test;
 using vnfs::txn_test::digest_options;
-using vnfs::txn_test::leftover_journals;
 using vnfs::txn_test::settled_digest;
 using vnfs::txn_test::tree_digest;
 
@@ -109,7 +112,7 @@ TEST_CASE("a transaction spanning COMPOUNDs commits whole; others see it only af
   CHECK(std::filesystem::file_size(env / "last") == data.size());
   // Nothing runs in an ended transaction.
   CHECK(t.view().vmkdir(dirs).error == errc::closed);
-  CHECK(leftover_journals(env.server().export_dir()) == 0);
+  CHECK(vnfs::txn_test::state_leftovers(env.server().export_dir()).empty());
 }
 
 TEST_CASE("a failing item rolls back the whole transaction, earlier calls included", "[txn][multi]") {
@@ -300,7 +303,7 @@ bool crash_run(unsigned n, std::string& before, std::string& after_no_times) {
     REQUIRE(committed == std::error_code());
     return false;
   }
-  CHECK(leftover_journals(d.path()) == 0);
+  CHECK(vnfs::txn_test::state_leftovers(d.path()).empty());
   if (began) {  // the crash came during TXN_BEGIN: nothing ran
     CHECK(now == before);
     return crashed;
@@ -421,4 +424,66 @@ TEST_CASE("isolation: 8 clients transfer between accounts in transactions, reade
   for (long x : v) sum += x;
   UNSCOPED_INFO("transfers rolled back and tried again: " << rolled_back);
   CHECK(sum == accounts * start_balance);
+}
+
+TEST_CASE("a commit whose reply a restart lost is asked about again while the server answers TXN_OPEN",
+          "[txn][multi][crash]") {
+  // The client's transaction changes nothing, so its commit writes no journal, and the
+  // server's first crash point (after that commit, before its reply) leaves the restarted
+  // server knowing nothing of its txnid. Before the client gets through again (its
+  // connection goes through a proxy that holds what it sends), another client ID begins a
+  // transaction of the same txnid there: the client's TXN_STATUS meets TXN_OPEN and must
+  // ask again until that transaction ends, then report how it ended.
+  for (const bool commit_it : {false, true}) {
+    INFO("the other client ID " << (commit_it ? "commits" : "aborts"));
+    test::temp_dir d("vnfs-txn-open");
+    ::chmod(d.path().c_str(), 0755);
+    std::filesystem::create_directory(d.path() / "w");
+    test::vnfsd_process p(d.path(), {"--txn-crash-at", "1"});
+    test::tcp_proxy proxy(p.host(), p.port());
+    client_options o;
+    o.reconnect_for = std::chrono::milliseconds(20'000);
+    client c = client::connect("nfs://" + proxy.host() + ":" + std::to_string(proxy.port()) + "/w", o);
+    transaction t = transaction::begin(c);
+    const std::uint64_t id = t.id();
+    std::error_code committed = make_error_code(errc::not_executed);
+    std::atomic<bool> done{false};
+    std::thread run([&] {
+      committed = t.commit();
+      done = true;
+    });
+    for (int i = 0; i < 3000 && p.running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE_FALSE(p.running());
+    proxy.hold(test::tcp_proxy::direction::to_server, true);
+    p.start({});
+    test::blocking_session other(p.host(), p.port(), {"w"});
+    const auto txn_op = [&](nfs4::txn_action4 a) {
+      nfs4::COMPOUND4res r = other.compound({nfs4::VNFS_TXN4args{static_cast<std::uint32_t>(a), id, 0}});
+      REQUIRE(r.resarray.size() == 2);
+      REQUIRE(nfs4::status_of(r.resarray[1]) == nfs4::nfsstat4::NFS4_OK);
+      return static_cast<nfs4::txn_outcome4>(std::get<nfs4::VNFS_TXN4res>(r.resarray[1]).outcome);
+    };
+    CHECK(txn_op(nfs4::txn_action4::TXN_STATUS) == nfs4::txn_outcome4::TXN_UNKNOWN);
+    CHECK(txn_op(nfs4::txn_action4::TXN_BEGIN) == nfs4::txn_outcome4::TXN_OPEN);
+    const std::uint64_t before = c.stats().compounds;
+    proxy.hold(test::tcp_proxy::direction::to_server, false);
+    // The new client ID and session (at most four COMPOUNDs: BIND_CONN_TO_SESSION refused,
+    // EXCHANGE_ID, CREATE_SESSION, then TXN_STATUS with the set-up riders), then TXN_STATUS
+    // again and again: ten COMPOUNDs mean at least six answers TXN_OPEN, every one while
+    // the commit still waited.
+    for (int i = 0; i < 2000 && c.stats().compounds < before + 10 && !done; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CHECK(c.stats().compounds >= before + 10);
+    CHECK_FALSE(done);
+    CHECK(txn_op(commit_it ? nfs4::txn_action4::TXN_COMMIT : nfs4::txn_action4::TXN_ABORT) ==
+          (commit_it ? nfs4::txn_outcome4::TXN_COMMITTED : nfs4::txn_outcome4::TXN_ABORTED));
+    run.join();
+    if (commit_it) {
+      CHECK(committed == std::error_code());
+      CHECK(t.state() == txn_state::committed);
+    } else {
+      CHECK(committed == errc::transaction_aborted);
+      CHECK(t.state() == txn_state::aborted);
+    }
+  }
 }

@@ -5,6 +5,7 @@
 // --no-transactions) execute nothing of a transactional COMPOUND.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,13 +14,14 @@
 
 #include "stateful_client.hpp"
 #include "test_pattern.hpp"
+#include "state_leftovers.hpp"
 #include "tree_digest.hpp"
+#include "server/txn/journal.hpp"
 #include "vnfs/nfs4/attributes.hpp"
 
 using namespace vnfs;
 using namespace vnfs::nfs4;
 using namespace vnfs::test;
-using vnfs::txn_test::leftover_journals;
 using vnfs::txn_test::settled_digest;
 using vnfs::txn_test::tree_digest;
 
@@ -227,7 +229,7 @@ TEST_CASE("a transaction whose last operation fails leaves the export as it was"
     CHECK(status_at(r, 1) == nfsstat4::NFS4_OK);
     for (std::size_t k = 0; k < n; ++k) CHECK(status_at(r, t.at(k)) == nfsstat4::NFS4_OK);
     CHECK(tree_digest(dir) == before);
-    CHECK(leftover_journals(srv.export_dir()) == 0);
+    CHECK(vnfs::txn_test::state_leftovers(srv.export_dir()).empty());
 
     // The same operations without the failure commit, and change the tree.
     const std::string wd2 = new_workdir(srv, "tx");
@@ -237,7 +239,7 @@ TEST_CASE("a transaction whose last operation fails leaves the export as it was"
     COMPOUND4res ok = t2.run(cc.ops(t2), cc.minor);
     REQUIRE(ok.status == nfsstat4::NFS4_OK);
     CHECK(tree_digest(srv.export_dir() / wd2) != before2);
-    CHECK(leftover_journals(srv.export_dir()) == 0);
+    CHECK(vnfs::txn_test::state_leftovers(srv.export_dir()).empty());
   }
 }
 
@@ -350,7 +352,7 @@ TEST_CASE("committed transactions leave exactly their changes", "[txn]") {
   CHECK(std::filesystem::file_size(dir / "f") == 100);
   CHECK(std::filesystem::hard_link_count(dir / "f2") == 1);
   CHECK_FALSE(std::filesystem::exists(dir / "a"));
-  CHECK(leftover_journals(srv.export_dir()) == 0);
+  CHECK(vnfs::txn_test::state_leftovers(srv.export_dir()).empty());
 }
 
 TEST_CASE("the state directory is invisible to clients", "[txn]") {
@@ -473,13 +475,32 @@ TEST_CASE("a change backs up only the bytes that no earlier record of its transa
   populate(dir);
   txn_client t(srv, wd);
   const std::string before = settled_digest(dir);
-  // The one open transaction's data file (range backups at 4 KiB-aligned offsets).
-  const auto data_size = [&] {
-    std::vector<std::uintmax_t> sizes;
-    for (const auto& e : std::filesystem::directory_iterator(srv.export_dir() / ".vnfsd-txn"))
-      if (e.path().extension() == ".data") sizes.push_back(e.file_size());
-    REQUIRE(sizes.size() == 1);
-    return sizes.front();
+  // Where the open transaction `id`'s range backups end in its data file (they lie at 4
+  // KiB-aligned offsets), from the records of its journal: the one journal file of the state
+  // directory whose records begin `id` and neither commit nor end it.
+  const auto data_size = [&](std::uint64_t id) {
+    const auto state = srv.export_dir() / ".vnfsd-txn";
+    const int sfd = ::open(state.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    REQUIRE(sfd >= 0);
+    std::uint64_t end = 0;
+    int journals = 0;
+    for (const auto& e : std::filesystem::directory_iterator(state)) {
+      const std::string ext = e.path().extension().string();
+      if (ext != ".j0" && ext != ".j1") continue;
+      std::error_code ec;
+      const server::txn::journal_contents j = server::txn::read_journal(sfd, e.path().filename().string(), ec);
+      REQUIRE(!ec);
+      if (j.records.empty() || j.committed() || j.ended() ||
+          std::get<server::txn::rec_begin>(j.records.front()).client_txnid != id)
+        continue;
+      ++journals;
+      for (const auto& r : j.records)
+        if (const auto* range = std::get_if<server::txn::rec_range>(&r))
+          end = std::max(end, range->data_offset + range->length);
+    }
+    ::close(sfd);
+    CHECK(journals == 1);
+    return end;
   };
   const auto in_open_txn = [&](std::uint32_t action, std::uint64_t id, std::vector<nfs_argop4> ops) {
     std::vector<nfs_argop4> all{VNFS_TXN4args{action, id, 0}};
@@ -497,10 +518,10 @@ TEST_CASE("a change backs up only the bytes that no earlier record of its transa
 
   // OPEN with truncate, then a WRITE of the whole file: the old 10000 bytes of "src" once.
   REQUIRE(in_open_txn(begin, 901, {open_args(t.c, "src", true, 0), write_args(0, fresh)}).status == nfsstat4::NFS4_OK);
-  CHECK(data_size() == 10000);
+  CHECK(data_size(901) == 10000);
   // A later COMPOUND of it rewrites the file again: nothing more.
   REQUIRE(in_open_txn(join, 901, {open_args(t.c, "src", false), write_args(0, fresh)}).status == nfsstat4::NFS4_OK);
-  CHECK(data_size() == 10000);
+  CHECK(data_size(901) == 10000);
   abort(901);
   CHECK(tree_digest(dir) == before);
 
@@ -508,9 +529,9 @@ TEST_CASE("a change backs up only the bytes that no earlier record of its transa
   // and [3000, 5000): backups at 0 (2000 bytes), 4096 (1000), 8192 (2000).
   const auto part = pattern(2000, 42), whole = pattern(5000, 43);
   REQUIRE(in_open_txn(begin, 902, {open_args(t.c, "f", false), write_args(1000, part)}).status == nfsstat4::NFS4_OK);
-  CHECK(data_size() == 2000);
+  CHECK(data_size(902) == 2000);
   REQUIRE(in_open_txn(join, 902, {open_args(t.c, "f", false), write_args(0, whole)}).status == nfsstat4::NFS4_OK);
-  CHECK(data_size() == 8192 + 2000);
+  CHECK(data_size(902) == 8192 + 2000);
   abort(902);
   CHECK(tree_digest(dir) == before);
 }

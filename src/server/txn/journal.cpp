@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "server/fs/unique_fd.hpp"
 #include "vnfs/xdr/decoder.hpp"
 #include "vnfs/xdr/encoder.hpp"
 
@@ -15,9 +16,16 @@ namespace vnfs::server::txn {
 
 namespace {
 
-// File layout: the 8-byte header, then records, each
-//   u32 length of the body, u32 FNV-1a of the body, body = u32 record index + XDR fields.
-constexpr std::array<char, 8> header = {'V', 'N', 'F', 'S', 'T', 'X', 'N', '1'};
+// File layout: a 20-byte header, then records. The header: "VNFSTXN2", u64 generation,
+// u32 FNV-1a of the generation's 8 bytes. Each record:
+//   u32 length of the body, u32 FNV-1a of the body, u64 generation, body = u32 record
+//   index + XDR fields.
+// The format before generations ("VNFSTXN1", one transaction per file, a journal made and
+// removed for each) had an 8-byte header and records without the generation; it is still
+// read, so that recovery finishes what a crash of an older vnfsd left.
+constexpr std::array<char, 8> header = {'V', 'N', 'F', 'S', 'T', 'X', 'N', '2'};
+constexpr std::array<char, 8> header_v1 = {'V', 'N', 'F', 'S', 'T', 'X', 'N', '1'};
+constexpr std::size_t header_size = 20;
 constexpr std::uint32_t max_record = 1u << 20;
 
 std::error_code last_error() { return {errno, std::system_category()}; }
@@ -28,7 +36,18 @@ std::uint32_t fnv1a(std::span<const std::byte> b) {
   return h;
 }
 
-std::vector<std::byte> encode_record(const record& r) {
+std::vector<std::byte> encode_header(std::uint64_t gen) {
+  xdr::encoder g;
+  g.put_u64(gen);
+  const std::vector<std::byte> gen_bytes = g.flatten();
+  xdr::encoder e;
+  e.put_fixed_opaque(std::as_bytes(std::span(header)));
+  e.put_fixed_opaque(gen_bytes);
+  e.put_u32(fnv1a(gen_bytes));
+  return e.flatten();
+}
+
+std::vector<std::byte> encode_record(const record& r, std::uint64_t gen) {
   xdr::encoder body;
   body.put_u32(static_cast<std::uint32_t>(r.index()));
   std::visit([&](const auto& v) { xdr::encode(body, v); }, r);
@@ -36,6 +55,7 @@ std::vector<std::byte> encode_record(const record& r) {
   xdr::encoder framed;
   framed.put_u32(static_cast<std::uint32_t>(b.size()));
   framed.put_u32(fnv1a(b));
+  framed.put_u64(gen);
   framed.put_fixed_opaque(b);
   return framed.flatten();
 }
@@ -52,31 +72,20 @@ record decode_alternative(std::uint32_t index, xdr::decoder& d) {
 
 }  // namespace
 
-journal_writer journal_writer::create(int dirfd, const std::string& name, const record& first,
-                                      std::error_code& ec) {
-  journal_writer w;
-  int fd = ::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    ec = last_error();
-    return w;
-  }
-  w.fd_ = fs::unique_fd(fd);
-  const auto h = std::as_bytes(std::span(header));
-  w.pending_.assign(h.begin(), h.end());
-  w.append(first);
-  ec.clear();
-  return w;
+journal_writer::journal_writer(int fd, std::uint64_t gen, const record& first)
+    : fd_(fd), gen_(gen), pending_(encode_header(gen)) {
+  append(first);
 }
 
 void journal_writer::append(const record& r) {
-  std::vector<std::byte> b = encode_record(r);
+  std::vector<std::byte> b = encode_record(r, gen_);
   pending_.insert(pending_.end(), b.begin(), b.end());
 }
 
 void journal_writer::sync(std::error_code& ec) {
   write(ec);
   if (ec) return;
-  if (::fdatasync(fd_.get()) != 0) {
+  if (::fdatasync(fd_) != 0) {
     ec = last_error();
     return;
   }
@@ -93,7 +102,7 @@ void journal_writer::write(std::error_code& ec) {
   // Positional: a write cut short by an error is written again whole from size_.
   std::span<const std::byte> b(pending_);
   for (auto at = static_cast<off_t>(size_); !b.empty();) {
-    ssize_t n = ::pwrite(fd_.get(), b.data(), b.size(), at);
+    ssize_t n = ::pwrite(fd_, b.data(), b.size(), at);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       ec = n < 0 ? last_error() : std::make_error_code(std::errc::io_error);
@@ -105,8 +114,8 @@ void journal_writer::write(std::error_code& ec) {
   ec.clear();
 }
 
-std::vector<record> read_journal(int dirfd, const std::string& name, std::error_code& ec) {
-  std::vector<record> out;
+journal_contents read_journal(int dirfd, const std::string& name, std::error_code& ec) {
+  journal_contents out;
   fs::unique_fd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!fd) {
     ec = last_error();
@@ -125,23 +134,35 @@ std::vector<record> read_journal(int dirfd, const std::string& name, std::error_
     all.insert(all.end(), buf.begin(), buf.begin() + n);
   }
   ec.clear();
-  if (all.size() < header.size() || std::memcmp(all.data(), header.data(), header.size()) != 0)
-    return out;
-  std::span<const std::byte> rest(all.data() + header.size(), all.size() - header.size());
-  while (rest.size() >= 8) {
-    xdr::decoder frame(rest);
-    std::uint32_t len = frame.get_u32();
-    std::uint32_t sum = frame.get_u32();
-    if (len > max_record || len > rest.size() - 8) break;  // torn
-    std::span<const std::byte> body = rest.subspan(8, len);
+  std::span<const std::byte> rest(all);
+  bool v1 = false;
+  if (rest.size() >= header_v1.size() && std::memcmp(rest.data(), header_v1.data(), header_v1.size()) == 0) {
+    v1 = true;
+    rest = rest.subspan(header_v1.size());
+  } else {
+    if (rest.size() < header_size || std::memcmp(rest.data(), header.data(), header.size()) != 0) return out;
+    xdr::decoder h(rest.subspan(header.size(), 12));
+    const std::uint64_t gen = h.get_u64();
+    if (h.get_u32() != fnv1a(rest.subspan(header.size(), 8)) || gen == 0) return out;
+    out.gen = gen;
+    rest = rest.subspan(header_size);
+  }
+  const std::size_t frame = v1 ? 8 : 16;
+  while (rest.size() >= frame) {
+    xdr::decoder f(rest);
+    std::uint32_t len = f.get_u32();
+    std::uint32_t sum = f.get_u32();
+    if (!v1 && f.get_u64() != out.gen) break;  // another transaction's record
+    if (len > max_record || len > rest.size() - frame) break;  // torn
+    std::span<const std::byte> body = rest.subspan(frame, len);
     if (fnv1a(body) != sum) break;
     try {
       xdr::decoder d(body);
-      out.push_back(decode_alternative(d.get_u32(), d));
+      out.records.push_back(decode_alternative(d.get_u32(), d));
     } catch (const xdr::decode_error&) {
       break;
     }
-    rest = rest.subspan(8 + ((len + 3) & ~3u));
+    rest = rest.subspan(std::min(rest.size(), frame + ((len + 3) & ~std::size_t(3))));
   }
   return out;
 }

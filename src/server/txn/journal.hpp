@@ -1,10 +1,16 @@
-// vnfsd transactions: the journal of one transaction, an append-only file of checksummed
-// records in the state directory (docs/transactions.md, "The journal").
+// vnfsd transactions: the journal of one transaction, checksummed records in a journal file
+// of the state directory that transactions use one after another (docs/transactions.md,
+// "The journal").
 //
-// Records are appended to memory and written and made durable together by sync() (one
-// write, one fdatasync): a change is made only after a sync() that followed the append of
-// the record that undoes it. A crash in the middle of a sync leaves a torn last record,
-// which read_journal() drops: the change it would have protected was never made.
+// A transaction writes its journal from the start of the file, over what an earlier
+// transaction left there: the header names the transaction's generation (unique, growing),
+// and each record carries it too, so a reader takes only the records of the generation the
+// header names and stops at the first record of another one (the rest of an earlier
+// transaction) or at a torn one. Records are appended to memory and written and made
+// durable together by sync() (one write, one fdatasync): a change is made only after a
+// sync() that followed the append of the record that undoes it. A crash in the middle of a
+// sync leaves a torn last record, which read_journal() drops: the change it would have
+// protected was never made.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +19,6 @@
 #include <variant>
 #include <vector>
 
-#include "server/fs/unique_fd.hpp"
 #include "vnfs/xdr/codec.hpp"
 
 namespace vnfs::server::txn {
@@ -84,19 +89,25 @@ struct rec_commit {
   VNFS_XDR_FIELDS(reserved)
 };
 
-using record = std::variant<rec_begin, rec_attrs, rec_range, rec_created, rec_removed,
-                            rec_rmdir, rec_renamed, rec_commit>;
+/// The transaction was rolled back and its rollback is on stable storage: nothing is undone
+/// any more. `outcome`: TXN_ABORTED, or TXN_NONE for one whose outcome is not recorded (it
+/// died, and its client sends it again; or it changed nothing).
+struct rec_end {
+  std::uint32_t outcome{};
+  VNFS_XDR_FIELDS(outcome)
+};
 
-/// Appends records to a new journal file.
+using record = std::variant<rec_begin, rec_attrs, rec_range, rec_created, rec_removed,
+                            rec_rmdir, rec_renamed, rec_commit, rec_end>;
+
+/// Writes one transaction's records into a journal file, from its start.
 class journal_writer {
  public:
   journal_writer() = default;
-  /// Creates `name` in the directory `dirfd` (O_EXCL) and appends the file header and
-  /// `first`. Nothing is durable yet: the first sync() writes them, and the caller makes
-  /// the directory entry durable (fsync of the directory) before that sync returns to a
-  /// change.
-  static journal_writer create(int dirfd, const std::string& name, const record& first,
-                               std::error_code& ec);
+  /// A new transaction of generation `gen` (greater than that of every transaction the file
+  /// held before) in the journal file `fd` (not owned): the header and `first` are appended
+  /// in memory. The file is untouched until the first write().
+  journal_writer(int fd, std::uint64_t gen, const record& first);
   /// Appends one record in memory (not yet in the file).
   void append(const record& r);
   /// Writes what was appended since the last sync and fdatasyncs the file. On an error
@@ -108,19 +119,32 @@ class journal_writer {
   /// written_durable() counts it as durable. Until then the next write() writes it again.
   void write(std::error_code& ec);
   void written_durable();
-  int fd() const noexcept { return fd_.get(); }
-  /// Whether nothing was ever written to the file (it is empty, or absent after a crash).
+  int fd() const noexcept { return fd_; }
+  /// Whether nothing was written to the file yet (it still holds what it held before).
   bool untouched() const noexcept { return !wrote_; }
 
  private:
-  fs::unique_fd fd_;
-  std::uint64_t size_ = 0;           ///< bytes in the file
+  void append_frame(const record& r);
+
+  int fd_ = -1;
+  std::uint64_t gen_ = 0;
+  std::uint64_t size_ = 0;           ///< bytes of this transaction in the file
   std::vector<std::byte> pending_;   ///< appended, not yet written
   bool wrote_ = false;               ///< write() was called
 };
 
-/// The complete records of a journal, in order, up to the first torn or corrupt one (a
-/// file cut short before its header gives no records). ENOENT if there is no such file.
-std::vector<record> read_journal(int dirfd, const std::string& name, std::error_code& ec);
+/// What a journal file holds: the generation its header names (0: no valid header, or a
+/// journal of the format before generations, which held one transaction per file) and that
+/// transaction's complete records, in order, up to the first torn or corrupt one or the
+/// first of another generation.
+struct journal_contents {
+  std::uint64_t gen = 0;
+  std::vector<record> records;
+  bool committed() const { return !records.empty() && std::holds_alternative<rec_commit>(records.back()); }
+  bool ended() const { return !records.empty() && std::holds_alternative<rec_end>(records.back()); }
+};
+
+/// Reads the journal file `name` of the directory `dirfd`. ENOENT if there is no such file.
+journal_contents read_journal(int dirfd, const std::string& name, std::error_code& ec);
 
 }  // namespace vnfs::server::txn

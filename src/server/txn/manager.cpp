@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -21,18 +23,13 @@ namespace vnfs::server::txn {
 
 namespace {
 
-constexpr std::string_view journal_suffix = ".journal";
+constexpr std::string_view old_journal_suffix = ".journal";
+constexpr std::string_view outcome_log_name = "outcomes";
 
 std::error_code last_error() { return {errno, std::system_category()}; }
 
-std::string prefix_of(std::uint64_t id) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "t%016llx", static_cast<unsigned long long>(id));
-  return buf;
-}
-
-/// Names in the state directory that end in ".journal".
-std::vector<std::string> journals(int state_fd) {
+/// Every name in the state directory but "." and "..".
+std::vector<std::string> list_names(int state_fd) {
   std::vector<std::string> out;
   int fd = ::openat(state_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) throw std::system_error(last_error(), "txn recovery: cannot list the state directory");
@@ -43,10 +40,21 @@ std::vector<std::string> journals(int state_fd) {
   }
   while (dirent* e = ::readdir(d)) {
     std::string_view n = e->d_name;
-    if (n.size() > journal_suffix.size() && n.ends_with(journal_suffix)) out.emplace_back(n);
+    if (n != "." && n != "..") out.emplace_back(n);
   }
   ::closedir(d);
   return out;
+}
+
+/// Rewrites the journal file `fd` with `j`'s records and an end record, durably: the
+/// rollback it records is on stable storage (recovery).
+std::error_code write_ended(int fd, const journal_contents& j, nfs4::txn_outcome4 o) {
+  journal_writer w(fd, j.gen, j.records.front());
+  for (std::size_t i = 1; i < j.records.size(); ++i) w.append(j.records[i]);
+  w.append(rec_end{static_cast<std::uint32_t>(o)});
+  std::error_code ec;
+  w.sync(ec);
+  return ec;
 }
 
 }  // namespace
@@ -60,7 +68,10 @@ manager::manager(const fs::export_root& exp, bool enabled, limits lim)
   recover();  // also when disabled: a crash of an earlier run may have left a journal
 }
 
-manager::~manager() = default;
+manager::~manager() {
+  // The open transactions roll back while what they use (slots, outcome log) still exists.
+  open_.clear();
+}
 
 int manager::state_fd(std::error_code& ec) {
   std::lock_guard g(state_mu_);
@@ -98,30 +109,110 @@ void manager::recover() {
     throw std::system_error(last_error(), "txn recovery: " + name);
   }
   std::error_code ec;
-  int sfd = state_fd(ec);
+  const int sfd = state_fd(ec);
   if (ec) throw std::system_error(ec, "txn recovery: cannot open " + name);
-  for (const std::string& j : journals(sfd)) {
-    const std::string prefix = j.substr(0, j.size() - journal_suffix.size());
-    std::vector<record> recs = read_journal(sfd, j, ec);
-    if (ec) throw std::system_error(ec, "txn recovery: cannot read " + j);
-    bool committed = false;
-    for (const record& r : recs) committed |= std::holds_alternative<rec_commit>(r);
-    if (!committed) {
-      fs::unique_fd data(::openat(sfd, (prefix + ".data").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-      if (std::error_code u = undo(exp_, sfd, data.get(), recs))
-        throw std::system_error(u, "txn recovery: cannot roll back " + j);
-    }
-    // The outcome before the journal goes (a crash in between records it again).
-    if (!recs.empty() && std::holds_alternative<rec_begin>(recs.front())) {
-      outcome_log* log = outcomes(ec);
-      if (ec) throw std::system_error(ec, "txn recovery: cannot open the outcome log");
-      if (std::error_code o = log->record(std::get<rec_begin>(recs.front()).client_txnid,
-                                          committed ? nfs4::txn_outcome4::TXN_COMMITTED : nfs4::txn_outcome4::TXN_ABORTED))
-        throw std::system_error(o, "txn recovery: cannot record the outcome of " + j);
-    }
-    if (std::error_code f = finish(sfd, prefix, j, !committed))
-      throw std::system_error(f, "txn recovery: cannot remove the files of " + j);
+  outcome_log* log = outcomes(ec);
+  if (ec) throw std::system_error(ec, "txn recovery: cannot open the outcome log");
+  const std::vector<std::string> names = list_names(sfd);
+
+  // The slots and their files; journals of the format before slots (one per transaction).
+  std::map<unsigned, std::array<bool, 3>> present;
+  std::vector<std::string> old_journals;
+  for (const std::string& n : names) {
+    if (auto p = journal_pool::parse(n)) present[p->first][static_cast<std::size_t>(p->second)] = true;
+    else if (n.size() > old_journal_suffix.size() && n.ends_with(old_journal_suffix)) old_journals.push_back(n);
   }
+
+  // What each journal says. In a slot, only the journal of the higher generation may be
+  // unfinished: the other one's transaction ended before it began (a torn rest of it, which
+  // the newer one was being written over, is not undone; its outcome was durable first).
+  struct unfinished {
+    journal_contents j;
+    int data_fd = -1;
+    int journal_fd = -1;  ///< -1: an old journal (removed by the sweep)
+  };
+  std::vector<unfinished> to_undo;
+  std::vector<std::unique_ptr<journal_slot>> slots;
+  std::vector<fs::unique_fd> old_data;
+  std::uint64_t max_gen = 0, last_entry = 0;
+  auto record_end = [&](const journal_contents& j) {
+    if (j.records.empty() || !std::holds_alternative<rec_begin>(j.records.front())) return;
+    nfs4::txn_outcome4 o = nfs4::txn_outcome4::TXN_NONE;
+    if (j.committed()) o = nfs4::txn_outcome4::TXN_COMMITTED;
+    else if (j.ended()) o = static_cast<nfs4::txn_outcome4>(std::get<rec_end>(j.records.back()).outcome);
+    if (o != nfs4::txn_outcome4::TXN_COMMITTED && o != nfs4::txn_outcome4::TXN_ABORTED) return;
+    if (log->find(std::get<rec_begin>(j.records.front()).client_txnid) == o) return;  // recorded before
+    if (std::error_code e = log->record_unsynced(std::get<rec_begin>(j.records.front()).client_txnid, o, last_entry))
+      throw std::system_error(e, "txn recovery: cannot record an outcome");
+  };
+  for (const auto& [index, files] : present) {
+    if (!(files[0] && files[1] && files[2])) continue;  // never used: swept
+    auto s = std::make_unique<journal_slot>();
+    s->index = index;
+    journal_contents j[2];
+    for (int w = 0; w < 2; ++w) {
+      j[w] = read_journal(sfd, journal_pool::file_name(index, w), ec);
+      if (ec) throw std::system_error(ec, "txn recovery: cannot read " + journal_pool::file_name(index, w));
+      s->journal[w] = fs::unique_fd(::openat(sfd, journal_pool::file_name(index, w).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+      if (!s->journal[w]) throw std::system_error(last_error(), "txn recovery: cannot open a journal");
+      max_gen = std::max(max_gen, j[w].gen);
+    }
+    s->data = fs::unique_fd(::openat(sfd, journal_pool::file_name(index, 2).c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+    if (!s->data) throw std::system_error(last_error(), "txn recovery: cannot open a data file");
+    const int hi = j[1].gen > j[0].gen ? 1 : 0;
+    if (j[hi].gen != 0) s->latest = hi;
+    record_end(j[1 - hi]);
+    if (j[hi].committed() || j[hi].ended()) record_end(j[hi]);
+    else if (!j[hi].records.empty()) to_undo.push_back({std::move(j[hi]), s->data.get(), s->journal[hi].get()});
+    slots.push_back(std::move(s));
+  }
+  for (const std::string& n : old_journals) {
+    journal_contents j = read_journal(sfd, n, ec);
+    if (ec) throw std::system_error(ec, "txn recovery: cannot read " + n);
+    if (j.committed()) {
+      record_end(j);
+      continue;
+    }
+    const std::string data = n.substr(0, n.size() - old_journal_suffix.size()) + ".data";
+    old_data.emplace_back(::openat(sfd, data.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    to_undo.push_back({std::move(j), old_data.back().get(), -1});
+  }
+
+  // Roll back what was unfinished; make that durable; then record the outcomes and mark
+  // the journals ended, so that nothing is undone twice.
+  for (const unfinished& u : to_undo)
+    if (std::error_code e = undo(exp_, sfd, u.data_fd, u.j.records))
+      throw std::system_error(e, "txn recovery: cannot roll back a transaction");
+  if (!to_undo.empty() && ::syncfs(sfd) != 0) throw std::system_error(last_error(), "txn recovery: syncfs");
+  for (unfinished& u : to_undo) {
+    u.j.records.push_back(rec_end{static_cast<std::uint32_t>(nfs4::txn_outcome4::TXN_ABORTED)});
+    record_end(u.j);
+    u.j.records.pop_back();
+    if (u.journal_fd >= 0)
+      if (std::error_code e = write_ended(u.journal_fd, u.j, nfs4::txn_outcome4::TXN_ABORTED))
+        throw std::system_error(e, "txn recovery: cannot end a journal");
+  }
+  if (std::error_code e = log->make_durable(last_entry)) throw std::system_error(e, "txn recovery: cannot sync the outcome log");
+
+  // Sweep what no complete slot owns: graves (their transactions ended above), files of
+  // old journals (the journals first: one whose backups went must not be undone again),
+  // slots whose making a crash cut short.
+  std::vector<std::string> rest;
+  for (const std::string& n : names) {
+    if (n == outcome_log_name) continue;
+    if (auto p = journal_pool::parse(n); p && present[p->first][0] && present[p->first][1] && present[p->first][2])
+      continue;
+    if (std::find(old_journals.begin(), old_journals.end(), n) == old_journals.end()) rest.push_back(n);
+  }
+  for (const auto* group : {&old_journals, &rest}) {
+    if (group->empty()) continue;
+    for (const std::string& n : *group)
+      if (::unlinkat(sfd, n.c_str(), 0) != 0 && errno != ENOENT)
+        throw std::system_error(last_error(), "txn recovery: cannot remove " + n);
+    if (::fsync(sfd) != 0) throw std::system_error(last_error(), "txn recovery: cannot sync the state directory");
+  }
+  for (auto& s : slots) slots_.adopt(std::move(s));
+  if (next_id_.load() <= max_gen) next_id_ = max_gen + 1;  // generations grow within a slot
 }
 
 std::unique_ptr<transaction> manager::begin(std::uint64_t clientid, std::uint64_t client_txnid,
@@ -129,26 +220,11 @@ std::unique_ptr<transaction> manager::begin(std::uint64_t clientid, std::uint64_
   fs::scoped_fs_root as_root;
   int sfd = state_fd(ec);
   if (ec) return nullptr;
+  journal_slot* slot = slots_.acquire(sfd, ec);
+  if (ec) return nullptr;
   const std::uint64_t owner = locks_.enroll();
-  const std::string prefix = prefix_of(next_id_++);
-  // Nothing is durable yet: the transaction's first barrier fsyncs the directory (both
-  // names) before it writes the journal, and no change comes before that barrier.
-  fs::unique_fd data(::openat(sfd, (prefix + ".data").c_str(),
-                              O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-  if (!data) {
-    ec = last_error();
-    locks_.release(owner);
-    return nullptr;
-  }
-  journal_writer j = journal_writer::create(sfd, prefix + std::string(journal_suffix),
-                                            rec_begin{clientid, client_txnid}, ec);
-  if (ec) {
-    ::unlinkat(sfd, (prefix + ".data").c_str(), 0);
-    ::unlinkat(sfd, (prefix + std::string(journal_suffix)).c_str(), 0);
-    locks_.release(owner);
-    return nullptr;
-  }
-  return std::make_unique<transaction>(*this, owner, prefix, client_txnid, std::move(j), std::move(data));
+  // Nothing is written yet: the transaction's first barrier writes the journal.
+  return std::make_unique<transaction>(*this, owner, slot, next_id_++, client_txnid, rec_begin{clientid, client_txnid});
 }
 
 outcome_log* manager::outcomes(std::error_code& ec) {
@@ -299,14 +375,6 @@ nfs4::nfsstat4 manager::leave_open(std::uint64_t client_txnid, ending end) {
   return result;
 }
 
-std::error_code manager::record_outcome(std::uint64_t client_txnid, bool committed, bool durable) {
-  std::error_code ec;
-  outcome_log* log = outcomes(ec);
-  if (ec) return ec;
-  return log->record(client_txnid, committed ? nfs4::txn_outcome4::TXN_COMMITTED : nfs4::txn_outcome4::TXN_ABORTED,
-                     durable);
-}
-
 void manager::close_open(std::uint64_t txnid) {
   auto it = open_.find(txnid);
   locks_.release(it->second->t->lock_owner());
@@ -355,6 +423,14 @@ void manager::roll_back_idle(std::unique_lock<std::mutex>& g, open_map::iterator
   o->t->rollback();
   g.lock();
   close_open(txnid);
+}
+
+sync_pool& manager::syncer() {
+  std::call_once(syncs_once_, [this] {
+    syncs_ = std::make_unique<sync_pool>(8);
+    syncs_started_ = true;
+  });
+  return *syncs_;
 }
 
 bool manager::hidden(const fs::object& dir, std::string_view name) const noexcept {

@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "server/fs/export_root.hpp"
+#include "server/txn/journal_pool.hpp"
 #include "server/txn/lock_table.hpp"
 #include "server/txn/outcome_log.hpp"
 #include "server/txn/sync_pool.hpp"
@@ -112,16 +113,17 @@ class manager {
   /// The state directory, created on the first transaction (and fsynced into the root).
   int state_fd(std::error_code& ec);
 
-  /// Records how transaction `client_txnid` ended (TXN_STATUS answers from it):
-  /// transaction::commit() and rollback() call it before the journal goes. Durably, unless
-  /// the transaction changed nothing (`durable` false: outcome_log::record).
-  std::error_code record_outcome(std::uint64_t client_txnid, bool committed, bool durable);
-
   /// The outcome log (opened on first use, in the state directory).
   outcome_log* outcomes(std::error_code& ec);
 
-  /// Runs fsyncs side by side (a transaction's barriers and commit).
-  sync_pool& syncer() noexcept { return syncs_; }
+  /// Runs fsyncs side by side (a commit's objects; a barrier's journal and directory). Its
+  /// threads start on first use: a server without transactions has none.
+  sync_pool& syncer();
+  /// Whether syncer() was used (its threads run).
+  bool syncer_started() const noexcept { return syncs_started_.load(); }
+
+  /// A transaction's journal slot is free again.
+  void release(journal_slot* s) { slots_.release(s); }
 
   /// Counts a crash point; exits the process at limits::crash_at.
   void crash_point();
@@ -164,7 +166,10 @@ class manager {
   std::unique_ptr<outcome_log> outcomes_;
   std::atomic<std::uint64_t> next_id_;
   std::atomic<unsigned> crash_count_{0};
-  sync_pool syncs_{8};
+  journal_pool slots_;
+  std::once_flag syncs_once_;
+  std::unique_ptr<sync_pool> syncs_;
+  std::atomic<bool> syncs_started_{false};
 };
 
 }  // namespace vnfs::server::txn

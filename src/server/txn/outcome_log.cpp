@@ -128,17 +128,20 @@ std::error_code outcome_log::record(std::uint64_t txnid, nfs4::txn_outcome4 o, b
   return {};
 }
 
-std::error_code outcome_log::write_entry(std::uint64_t txnid, nfs4::txn_outcome4 o) {
+std::error_code outcome_log::record_unsynced(std::uint64_t txnid, nfs4::txn_outcome4 o, std::uint64_t& number) {
   std::lock_guard g(mu_);
-  auto e = encode(txnid, o, minute());
+  const std::uint32_t m = minute();
+  auto e = encode(txnid, o, m);
   if (!write_all(fd_.get(), e.data(), e.size())) return last_error();
   ++entries_in_file_;
+  number = ++written_;
+  remember(txnid, o, m);
   return {};
 }
 
-void outcome_log::remember_durable(std::uint64_t txnid, nfs4::txn_outcome4 o) {
-  std::lock_guard g(mu_);
-  remember(txnid, o, minute());
+std::error_code outcome_log::make_durable(std::uint64_t number) {
+  std::unique_lock g(mu_);
+  return number == 0 ? std::error_code{} : wait_durable(g, number);
 }
 
 std::error_code outcome_log::wait_durable(std::unique_lock<std::mutex>& g, std::uint64_t mine) {

@@ -22,7 +22,7 @@ namespace vnfs::server::txn {
 ///   u64 txnid, u32 (minute << 8 | outcome), u32 check (FNV-1a of the 12 bytes before it),
 /// with outcome a txn_outcome4 (committed or aborted) and minute when it was recorded
 /// (minutes since 2020-01-01 UTC; 0 in logs of before), each on stable storage (fdatasync)
-/// before record() returns. A torn last entry (a crash during an append) fails its check
+/// before record() returns (or before make_durable() returns, for record_unsynced()). A torn last entry (a crash during an append) fails its check
 /// and is ignored. It keeps the last `keep` outcomes, and besides those every outcome
 /// younger than nfs4::txn_outcome_kept_seconds (plus a minute): opening it rewrites it
 /// (atomically, by rename) when it holds more than twice what it keeps.
@@ -44,12 +44,15 @@ class outcome_log {
   /// memory only, for a transaction that changed nothing (committed and aborted leave the
   /// same export): find() answers it until the process ends, TXN_UNKNOWN after a restart.
   std::error_code record(std::uint64_t txnid, nfs4::txn_outcome4 o, bool durable = true);
-  /// record() in steps, for a caller that syncs the log together with another file:
-  /// write_entry() appends the entry (not durable, not answered by find()); once the
-  /// caller has fsynced fd(), remember_durable() makes find() answer it.
-  std::error_code write_entry(std::uint64_t txnid, nfs4::txn_outcome4 o);
-  int fd() const noexcept { return fd_.get(); }
-  void remember_durable(std::uint64_t txnid, nfs4::txn_outcome4 o);
+  /// Appends the entry without waiting for stable storage, and find() answers it at once:
+  /// for a transaction whose journal keeps its outcome durably (its commit or end record)
+  /// until the caller has called make_durable() with the number returned (in `number`), so
+  /// that a crash meanwhile loses nothing: recovery records it again from the journal.
+  std::error_code record_unsynced(std::uint64_t txnid, nfs4::txn_outcome4 o, std::uint64_t& number);
+  /// Returns once every entry up to number `number` (counted from 1 since opening; 0: none)
+  /// is on stable storage, syncing the log if no sync that covers it has run (group commit,
+  /// as record()).
+  std::error_code make_durable(std::uint64_t number);
   /// The recorded outcome, or TXN_UNKNOWN.
   nfs4::txn_outcome4 find(std::uint64_t txnid) const;
   /// fdatasyncs of the log so far (tests: group commit).

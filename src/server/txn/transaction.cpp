@@ -71,14 +71,16 @@ bool is_gone(const std::error_code& ec) {
 
 }  // namespace
 
-transaction::transaction(manager& m, std::uint64_t owner, std::string prefix, std::uint64_t client_txnid,
-                         journal_writer j, fs::unique_fd data)
+transaction::transaction(manager& m, std::uint64_t owner, journal_slot* slot, std::uint64_t gen,
+                         std::uint64_t client_txnid, const record& first)
     : m_(m),
       owner_(owner),
-      prefix_(std::move(prefix)),
+      slot_(slot),
+      which_(slot->next()),
+      gen_(gen),
       client_txnid_(client_txnid),
-      journal_(std::move(j)),
-      data_(std::move(data)) {}
+      journal_(slot->journal[which_].get(), gen, first),
+      data_(slot->data.get()) {}
 
 transaction::~transaction() {
   if (!done_) rollback();
@@ -107,23 +109,33 @@ std::error_code transaction::barrier() {
   // The range backups first: a durable record must never name bytes that are not (its undo
   // would copy them over a file that no change touched yet).
   if (data_unsynced_) {
-    if (::fdatasync(data_.get()) != 0) return last_error();
+    if (::fdatasync(data_) != 0) return last_error();
     data_unsynced_ = false;
   }
-  // The state directory's new names (graves; at the first barrier the journal's and the
-  // data file's) and the records together: no change comes before both are durable, and a
-  // record whose grave a crash lost undoes nothing (the removal it protects never ran).
   std::error_code ec;
-  journal_.write(ec);
-  if (ec) return ec;
-  std::vector<int> fds{journal_.fd()};
+  if (journal_.untouched()) {
+    // The journal file is about to be written over the transaction it holds: that one's
+    // outcome must be durable first (journal_pool.hpp; usually one sync long before served it).
+    outcome_log* log = m_.outcomes(ec);
+    if (!ec) ec = log->make_durable(slot_->outcome_entry[which_]);
+    if (ec) stop_server("outcome record", ec);
+    slot_->outcome_entry[which_] = 0;
+  }
+  // The state directory's new names (graves) and the records together: no change comes
+  // before both are durable, and a record whose grave a crash lost undoes nothing (the
+  // removal it protects never ran).
   if (names_unsynced_) {
+    journal_.write(ec);
+    if (ec) return ec;
     const int sfd = m_.state_fd(ec);
     if (ec) return ec;
-    fds.push_back(sfd);
+    const int fds[] = {journal_.fd(), sfd};
+    if ((ec = m_.syncer().fsync_all(fds))) return ec;
+    journal_.written_durable();
+  } else {
+    journal_.sync(ec);
+    if (ec) return ec;
   }
-  if ((ec = m_.syncer().fsync_all(fds))) return ec;
-  journal_.written_durable();
   durable_records_ = records_.size();
   names_unsynced_ = false;
   m_.crash_point();
@@ -238,8 +250,8 @@ std::error_code transaction::protect_data(const fs::object& file, std::uint64_t 
         const std::uint64_t len = to - from;
         const std::uint64_t at = (data_size_ + backup_align - 1) / backup_align * backup_align;
         file_clone_range clone{src, from, len, at};
-        if (::ioctl(data_.get(), FICLONERANGE, &clone) != 0) {
-          if (std::error_code c = copy_bytes(src, from, data_.get(), at, len)) return c;
+        if (::ioctl(data_, FICLONERANGE, &clone) != 0) {
+          if (std::error_code c = copy_bytes(src, from, data_, at, len)) return c;
         }
         data_unsynced_ = true;
         data_size_ = at + len;
@@ -310,7 +322,7 @@ std::error_code transaction::protect_remove(const fs::object& dir, std::string_v
   } else {
     int sfd = m_.state_fd(ec);
     if (ec) return ec;
-    std::string grave = prefix_ + ".g" + std::to_string(graves_++);
+    std::string grave = grave_name(graves_++);
     if (::linkat(obj.fd(), "", sfd, grave.c_str(), AT_EMPTY_PATH) != 0) return last_error();
     names_unsynced_ = true;
     m_.crash_point();  // after the backup (the grave, not yet durable; nothing changed)
@@ -395,48 +407,40 @@ std::error_code transaction::sync_changed() {
   return flush();
 }
 
+std::string transaction::grave_name(unsigned k) const {
+  return "g" + std::to_string(gen_) + "." + std::to_string(k);
+}
+
 std::error_code transaction::commit() {
   fs::scoped_fs_root as_root;
-  std::error_code ec;
-  int sfd = m_.state_fd(ec);
-  if (ec) return ec;
   planned_.clear();
   const bool changed = changed_anything();
-  if (changed) {
+  std::uint64_t entry = 0;
+  std::error_code ec;
+  if (changed || !journal_.untouched()) {
     if ((ec = sync_changed())) return ec;
     m_.crash_point();  // during commit: every change durable, no commit record yet
     if ((ec = append(rec_commit{}))) return ec;
-    // The commit record and the outcome entry are written, then synced side by side: the
-    // commit point is the commit record on disk. An outcome entry that a crash leaves on
-    // disk without it is followed by recovery's own entry (aborted), which a reader takes.
-    // Fail-stop if the entry cannot be written or synced once the commit record is durable:
-    // TXN_UNKNOWN for a committed transaction would tell the client it never committed;
-    // recovery records it from the journal, which is still there.
-    journal_.write(ec);
-    if (ec) return ec;
+    if ((ec = barrier())) return ec;  // the commit point (a crash point after it)
+    // The outcome, without waiting for its sync: the commit record keeps it until the
+    // journal file is written again, which waits for the sync (barrier()). Fail-stop if it
+    // cannot be written: TXN_UNKNOWN for a committed transaction would tell the client it
+    // never committed; recovery records it from the journal, which is still there.
     outcome_log* log = m_.outcomes(ec);
-    if (!ec) ec = log->write_entry(client_txnid_, nfs4::txn_outcome4::TXN_COMMITTED);
-    if (ec) {
-      if ((ec = barrier())) return ec;
-      stop_server("outcome record", ec);
+    if (!ec) {
+      if (changed) ec = log->record_unsynced(client_txnid_, nfs4::txn_outcome4::TXN_COMMITTED, entry);
+      else ec = log->record(client_txnid_, nfs4::txn_outcome4::TXN_COMMITTED, false);
     }
-    const int fds[] = {journal_.fd(), log->fd()};
-    if ((ec = m_.syncer().fsync_all(fds))) {
-      if ((ec = barrier())) return ec;  // the commit record's state decides
-      stop_server("outcome record", ec);
-    }
-    journal_.written_durable();
-    durable_records_ = records_.size();
-    m_.crash_point();  // after the commit point
-    log->remember_durable(client_txnid_, nfs4::txn_outcome4::TXN_COMMITTED);
+    if (ec) stop_server("outcome record", ec);
+  } else {
+    // Changed nothing, wrote nothing: the outcome in memory only (a restart forgets it:
+    // TXN_UNKNOWN; committed and aborted leave the same export).
+    outcome_log* log = m_.outcomes(ec);
+    if (!ec) ec = log->record(client_txnid_, nfs4::txn_outcome4::TXN_COMMITTED, false);
+    if (ec) stop_server("outcome record", ec);
   }
   done_ = true;
-  // Committed. Of a transaction that changed nothing, the outcome in memory only (a restart
-  // forgets it: TXN_UNKNOWN).
-  if (!changed)
-    if (std::error_code o = m_.record_outcome(client_txnid_, true, false)) stop_server("outcome record", o);
-  // A failure to remove the files now only leaves work for the next recovery.
-  finish(sfd, prefix_, prefix_ + ".journal", false, [this] { m_.crash_point(); });
+  end(entry);
   return {};
 }
 
@@ -444,21 +448,55 @@ void transaction::rollback(bool record_outcome) {
   done_ = true;
   fs::scoped_fs_root as_root;
   std::error_code ec;
-  int sfd = m_.state_fd(ec);
+  const int sfd = m_.state_fd(ec);
   if (ec) stop_server("rollback", ec);
-  if ((ec = undo(m_.exp(), sfd, data_.get(), records_))) stop_server("rollback", ec);
-  if (record_outcome)
-    if (std::error_code o = m_.record_outcome(client_txnid_, false, changed_anything()))
-      stop_server("outcome record", o);  // as in commit(): recovery records it from the journal
-  // A journal never written to protected no change (none comes before a barrier): there
-  // was nothing to undo, and a crash that brings its name back leaves nothing to recover
-  // (unless it made graves, whose removal must be durable too).
-  const bool undone = !journal_.untouched() || graves_ > 0;
-  if ((ec = finish(sfd, prefix_, prefix_ + ".journal", undone, [this] { m_.crash_point(); })))
-    stop_server("clean-up", ec);
+  if ((ec = undo(m_.exp(), sfd, data_, records_))) stop_server("rollback", ec);
+  // A journal never written to protected no change (none comes before a barrier): there was
+  // nothing to undo, and the journal file still holds what it held before.
+  const bool written = !journal_.untouched();
+  // What was undone is durable before the end record says so; the end record is durable
+  // before the locks go (an undone journal must not be undone again once others change
+  // what it names).
+  if (written && ::syncfs(sfd) != 0) stop_server("rollback", last_error());
+  const bool durable = record_outcome && written && changed_anything();
+  std::uint64_t entry = 0;
+  if (record_outcome) {
+    outcome_log* log = m_.outcomes(ec);
+    if (!ec) {
+      if (durable) ec = log->record_unsynced(client_txnid_, nfs4::txn_outcome4::TXN_ABORTED, entry);
+      else ec = log->record(client_txnid_, nfs4::txn_outcome4::TXN_ABORTED, false);
+    }
+    if (ec) stop_server("outcome record", ec);  // recovery records it from the journal
+  }
+  if (written) {
+    const auto o = durable ? nfs4::txn_outcome4::TXN_ABORTED : nfs4::txn_outcome4::TXN_NONE;
+    journal_.append(rec_end{static_cast<std::uint32_t>(o)});
+    journal_.sync(ec);
+    if (ec) stop_server("rollback", ec);
+    m_.crash_point();  // after the end record
+  }
+  end(entry);
   // Latest first: a lock state goes before the open state it was made through.
   for (auto it = releases_.rbegin(); it != releases_.rend(); ++it) (*it)();
   releases_.clear();
+}
+
+void transaction::end(std::uint64_t entry) {
+  if (!journal_.untouched()) {
+    slot_->latest = which_;
+    slot_->outcome_entry[which_] = entry;
+  }
+  m_.crash_point();  // ended, its graves not yet removed
+  // A grave a crash leaves (or brings back: the removal is not synced) belongs to a
+  // transaction that ended: recovery's sweep removes it. A failure here leaves it to that
+  // sweep too.
+  std::error_code ec;
+  const int sfd = m_.state_fd(ec);
+  for (unsigned k = 0; !ec && k < graves_; ++k) ::unlinkat(sfd, grave_name(k).c_str(), 0);
+  // Backups of a large transaction do not stay on disk.
+  constexpr std::uint64_t data_kept = std::uint64_t(64) << 20;
+  if (data_size_ > data_kept) (void)::ftruncate(data_, 0);
+  m_.release(slot_);
 }
 
 }  // namespace vnfs::server::txn

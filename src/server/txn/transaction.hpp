@@ -26,6 +26,7 @@
 #include "server/fs/object.hpp"
 #include "server/txn/byte_ranges.hpp"
 #include "server/txn/journal.hpp"
+#include "server/txn/journal_pool.hpp"
 
 namespace vnfs::server::txn {
 
@@ -33,10 +34,12 @@ class manager;
 
 class transaction {
  public:
-  /// Made by manager::begin(); `owner` is its age stamp in the lock table, `prefix` names
-  /// its files in the state directory, `client_txnid` is what TXN_STATUS asks for.
-  transaction(manager& m, std::uint64_t owner, std::string prefix, std::uint64_t client_txnid,
-              journal_writer j, fs::unique_fd data);
+  /// Made by manager::begin(); `owner` is its age stamp in the lock table, `slot` holds
+  /// its journal and data file until it ends, `gen` is its generation (unique, growing; it
+  /// also names its graves), `client_txnid` is what TXN_STATUS asks for, `first` its first
+  /// journal record.
+  transaction(manager& m, std::uint64_t owner, journal_slot* slot, std::uint64_t gen, std::uint64_t client_txnid,
+              const record& first);
   /// Rolls back if neither commit() nor rollback() ran (an exception left the COMPOUND).
   ~transaction();
   transaction(const transaction&) = delete;
@@ -106,23 +109,26 @@ class transaction {
   /// The COMPOUND ended: planned records not taken over are forgotten.
   void end_compound() { planned_.clear(); }
 
-  /// Makes every change durable (fsync of each object changed) and then the commit record;
-  /// records the outcome (fail-stop if it cannot: the process exits and recovery records it
-  /// from the journal); removes the backups. An error means the commit record was not
-  /// written: the caller rolls back.
+  /// Makes every change durable (fsync of each object changed) and then the commit record
+  /// (the commit point); records the outcome in the outcome log without waiting for its
+  /// sync (the commit record keeps it meanwhile: journal_slot); removes the graves and frees
+  /// the slot. Fail-stop if the outcome cannot be written once the commit record is durable:
+  /// the process exits and recovery records it from the journal. An error means the commit
+  /// record was not written: the caller rolls back.
   std::error_code commit();
-  /// Undoes everything in reverse order, records the outcome (aborted, unless
-  /// `record_outcome` is false) and removes the journal. Fail-stop: if an undo step or the
-  /// outcome record fails, the process exits so that recovery retries with the journal at
-  /// start-up.
+  /// Undoes everything in reverse order, makes that durable (syncfs) and then an end record,
+  /// records the outcome (aborted, unless `record_outcome` is false), removes the graves and
+  /// frees the slot. Fail-stop: if an undo step or the end record fails, the process exits
+  /// so that recovery retries with the journal at start-up.
   void rollback(bool record_outcome = true);
 
  private:
   using obj_key = std::pair<std::uint64_t, std::uint64_t>;  // device, inode
   std::error_code append(const record& r);
   /// Makes every record appended so far durable, after the backups they name: fdatasync
-  /// of the data file, fsync of the state directory (new graves, the journal's own entry),
-  /// then the journal's write and fdatasync. A crash-injection point after it.
+  /// of the data file, then the journal's write and its sync beside the state directory's
+  /// (if graves were made). Before the first write over the journal file, the outcome of
+  /// the transaction it holds is made durable. A crash-injection point after it.
   std::error_code barrier();
   /// protect_*'s end: a barrier, unless planning.
   std::error_code done_protecting() { return planning_ ? std::error_code{} : barrier(); }
@@ -141,18 +147,24 @@ class transaction {
   std::error_code protect_create(const fs::object& dir, std::string_view name, bool makes_object);
   /// fsyncs every object in changed_ (commit).
   std::error_code sync_changed();
+  /// The end of commit() and rollback(): the slot's journal file holds this transaction now
+  /// (if it was written) with outcome log entry `entry`; removes the graves, frees the slot.
+  void end(std::uint64_t entry);
+  std::string grave_name(unsigned k) const;
 
   manager& m_;
   std::uint64_t owner_;
-  std::string prefix_;
+  journal_slot* slot_;
+  const int which_;             ///< the slot's journal file this transaction writes
+  const std::uint64_t gen_;
   std::uint64_t client_txnid_;
   journal_writer journal_;
-  fs::unique_fd data_;          ///< range backups, appended at 4 KiB-aligned offsets
+  int data_;                    ///< the slot's data file: range backups at 4 KiB-aligned offsets
   std::uint64_t data_size_ = 0;
   std::uint64_t backup_bytes_ = 0;
   unsigned graves_ = 0;
   bool data_unsynced_ = false;   ///< backups written since the last barrier
-  bool names_unsynced_ = true;   ///< state directory entries made since the last barrier
+  bool names_unsynced_ = false;  ///< graves made since the last barrier
   std::vector<record> records_;  ///< what the journal holds, for rollback
   std::size_t durable_records_ = 0;  ///< how many of records_ are on stable storage
   std::vector<bool> counted_;    ///< per record: counted in changes_

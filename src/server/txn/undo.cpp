@@ -176,34 +176,4 @@ std::error_code undo(const fs::export_root& exp, int state_fd, int data_fd,
   return {};
 }
 
-std::error_code finish(int state_fd, const std::string& prefix, const std::string& journal, bool undone,
-                       const std::function<void()>& between) {
-  fs::scoped_fs_root as_root;
-  if (undone && ::syncfs(state_fd) != 0) return last_error();
-  std::vector<std::string> names;
-  {
-    int fd = ::openat(state_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return last_error();
-    DIR* d = ::fdopendir(fd);
-    if (d == nullptr) {
-      ::close(fd);
-      return last_error();
-    }
-    while (dirent* e = ::readdir(d)) {
-      std::string_view n = e->d_name;
-      if (n.starts_with(prefix) && n.size() > prefix.size() && n[prefix.size()] == '.' && n != journal)
-        names.emplace_back(n);
-    }
-    ::closedir(d);
-  }
-  for (const std::string& n : names)
-    if (::unlinkat(state_fd, n.c_str(), 0) != 0 && errno != ENOENT) return last_error();
-  if (between) between();
-  if (::unlinkat(state_fd, journal.c_str(), 0) != 0 && errno != ENOENT) return last_error();
-  // An undone journal must not come back: undone again, it could undo what others changed
-  // since. A committed one may (recovery only removes it again).
-  if (undone && ::fsync(state_fd) != 0) return last_error();
-  return {};
-}
-
 }  // namespace vnfs::server::txn

@@ -2,7 +2,6 @@
 // the server runs and for one that a crash left behind (recovery at start-up).
 #pragma once
 
-#include <functional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -21,17 +20,6 @@ namespace vnfs::server::txn {
 /// is the state directory (graves). Returns the first error that left a step undone.
 std::error_code undo(const fs::export_root& exp, int state_fd, int data_fd,
                      const std::vector<record>& records);
-
-/// After commit or undo: removes the transaction's files from the state directory (every
-/// entry whose name starts with `prefix`, journal last). After an undo (`undone`) it first
-/// syncs the export's file system, so that what was undone is on stable storage before the
-/// journal goes, and makes the removal durable (fsync of the directory): an undone journal
-/// must not come back. A committed one (whose commit made its changes durable object by
-/// object before the commit record) may come back after a crash: recovery removes it again.
-/// `between` runs after the other files are gone and before the journal goes (a
-/// crash-injection point).
-std::error_code finish(int state_fd, const std::string& prefix, const std::string& journal, bool undone,
-                       const std::function<void()>& between = {});
 
 /// Copies `length` bytes from fd `src` at src_offset to fd `dst` at dst_offset
 /// (copy_file_range, falling back to pread/pwrite). Short only at the end of `src`.
