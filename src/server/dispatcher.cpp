@@ -130,7 +130,7 @@ class compound_run {
   enum class admission { execute, replay, refuse };
   admission sequence(const nfs4::SEQUENCE4args& a, std::uint32_t numops,
                      std::size_t reply_header, nfs4::SEQUENCE4res& res,
-                     std::vector<std::byte>& replay);
+                     std::shared_ptr<const cached_reply>& replay);
   nfs4::nfs_resop4 execute(const nfs4::nfs_argop4& op);
   void finish_slot(const xdr::encoder* reply);
   /// VNFS_TXN right after SEQUENCE: begins, joins or ends a transaction (docs/transactions.md);
@@ -317,7 +317,7 @@ void compound_run::undo_plain() {
 compound_run::admission compound_run::sequence(const nfs4::SEQUENCE4args& a,
                                                std::uint32_t numops, std::size_t reply_header,
                                                nfs4::SEQUENCE4res& res,
-                                               std::vector<std::byte>& replay) {
+                                               std::shared_ptr<const cached_reply>& replay) {
   auto sess = state_.clients.find_session(a.sa_sessionid);
   if (!sess) {
     res.status = nfsstat4::NFS4ERR_BADSESSION;
@@ -332,8 +332,8 @@ compound_run::admission compound_run::sequence(const nfs4::SEQUENCE4args& a,
   if (a.sa_sequenceid == sl.seqid) {  // a retransmission (§2.10.6.1.3)
     if (sl.in_progress) {
       res.status = nfsstat4::NFS4ERR_DELAY;
-    } else if (sl.has_cached_reply) {
-      replay = sl.cached_reply;
+    } else if (sl.cached) {
+      replay = sl.cached;
       return admission::replay;
     } else {
       res.status = nfsstat4::NFS4ERR_RETRY_UNCACHED_REP;
@@ -368,8 +368,7 @@ compound_run::admission compound_run::sequence(const nfs4::SEQUENCE4args& a,
   }
   sl.seqid = a.sa_sequenceid;
   sl.in_progress = true;
-  sl.has_cached_reply = false;
-  sl.cached_reply.clear();
+  sl.cached.reset();
   slot_ = &sl;
   cachethis_ = a.sa_cachethis;
   ctx_.sess = sess;
@@ -410,11 +409,10 @@ nfs4::nfs_resop4 compound_run::execute(const nfs4::nfs_argop4& op) {
 
 void compound_run::finish_slot(const xdr::encoder* reply) {
   if (slot_ == nullptr) return;
+  // Copied before the lock is taken: other slots of the session need it meanwhile.
+  auto cached = reply != nullptr ? std::make_shared<const cached_reply>(*reply) : nullptr;
   std::lock_guard lock(ctx_.sess->mu);
-  if (reply != nullptr) {
-    slot_->cached_reply = reply->flatten();
-    slot_->has_cached_reply = true;
-  }
+  slot_->cached = std::move(cached);
   slot_->in_progress = false;
   slot_ = nullptr;
 }
@@ -466,13 +464,14 @@ void compound_run::run(const decoded_call& c, xdr::encoder& body,
     if (i == 0) {
       if (auto* seq = std::get_if<nfs4::SEQUENCE4args>(&op)) {
         nfs4::SEQUENCE4res res;
-        std::vector<std::byte> replay;
+        std::shared_ptr<const cached_reply> replay;
         switch (sequence(*seq, hdr.numops, body.size(), res, replay)) {
           case admission::replay: {
-            // The cached COMPOUND4res replaces everything encoded so far.
-            xdr::encoder cached;
-            cached.put_fixed_opaque(replay);
-            body = std::move(cached);
+            // The cached COMPOUND4res replaces everything encoded so far; its payloads are
+            // referenced where the cache keeps them.
+            body = xdr::encoder();
+            replay->encode(body);
+            keepalive.push_back(std::move(replay));
             return;
           }
           case admission::refuse:

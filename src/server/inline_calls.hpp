@@ -14,7 +14,7 @@ inline constexpr std::size_t max_inline_operations = 16;
 inline constexpr std::size_t max_inline_read = 64 * 1024;
 
 /// True when `call` is an RPC call that the thread which received it may execute at once
-/// (vnfsd's TCP network thread): the NULL procedure, or a COMPOUND of at most
+/// (a vnfsd network thread: TCP's, or the RDMA listener's): the NULL procedure, or a COMPOUND of at most
 /// max_inline_operations operations that only read in-memory state or file-system metadata
 /// the kernel usually has cached (SEQUENCE, PUTFH, PUTROOTFH, GETFH, SAVEFH, RESTOREFH,
 /// GETATTR, ACCESS, LOOKUP, LOOKUPP) or READ at most max_inline_read bytes. Such a call

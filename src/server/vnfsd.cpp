@@ -75,10 +75,11 @@ struct vnfsd::impl {
     }
   }
 
+  // Replies carry every byte in memory: the responder places READ payloads by RDMA Write.
   void dispatch_rdma(std::vector<std::byte> record, std::shared_ptr<transport::rdma::rpc_server::responder> r) {
-    asio::post(pool, [this, r = std::move(r), record = std::move(record)]() mutable {
-      std::optional<rpc_reply> reply = disp.handle(record);
-      if (!reply) return r->drop();
+    dispatch_call(std::move(record), [this, r = std::move(r)](const decoded_call& call) {
+      std::optional<rpc_reply> reply = disp.handle(call, reply_payloads::memory);
+      if (!reply) return r->drop();  // not an RPC call: the responder closes the connection
       r->reply(std::move(reply->msg), std::move(reply->keepalive));
     });
   }
@@ -171,16 +172,21 @@ struct vnfsd::impl {
     return e.address().to_string() + ":" + std::to_string(e.port());
   }
 
-  // The record is decoded once, here. A call that cannot block long (inline_calls.hpp) runs
-  // on the network thread that received it, and its reply is written from here too: no
-  // hand-off to a worker and back. Everything else goes to the workers, with what was
-  // decoded (views into the record, whose bytes stay where they are when it is moved).
-  void dispatch(std::shared_ptr<connection> c, std::vector<std::byte> record) {
+  // Where every call runs, whichever transport brought it: the record is decoded once, here.
+  // A call that cannot block long (inline_calls.hpp) runs on the network thread that
+  // received it (a TCP connection's, or the RDMA listener's io thread), which sends its
+  // reply too: no hand-off to a worker and back. Everything else goes to the workers, with
+  // what was decoded (views into the record, whose bytes stay where they are when it is
+  // moved). `run(call)` executes the call and sends or drops its reply.
+  template <class Run>
+  void dispatch_call(std::vector<std::byte> record, Run run) {
     decoded_call call = decode_call(record);
-    if (runs_inline(call)) return execute(*c, call);
-    asio::post(pool, [this, c = std::move(c), record = std::move(record), call = std::move(call)] {
-      execute(*c, call);
-    });
+    if (runs_inline(call)) return run(call);
+    asio::post(pool, [record = std::move(record), call = std::move(call), run = std::move(run)]() mutable { run(call); });
+  }
+
+  void dispatch(std::shared_ptr<connection> c, std::vector<std::byte> record) {
+    dispatch_call(std::move(record), [this, c = std::move(c)](const decoded_call& call) { execute(*c, call); });
   }
 
   void execute(connection& c, const decoded_call& call) {

@@ -2,6 +2,7 @@
 // malformed input — against vnfsd and, where RFC 8881 fixes the answer, NFS-Ganesha too.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <thread>
 
 #include "support/test_session.hpp"
@@ -153,6 +154,45 @@ TEST_CASE("vnfsd: a retransmitted request gets the cached reply and is executed 
   auto third = s.resend_last();
   CHECK(third == first);
   CHECK(std::filesystem::is_directory(srv.export_dir() / "once"));
+}
+
+TEST_CASE("vnfsd: a retransmitted cached READ gets the cached bytes, payloads of every length") {
+  test_server srv(server_kind::vnfsd);
+  test_session s(srv);
+  std::vector<std::byte> before(10001), after(10001, std::byte{0xee});
+  for (std::size_t i = 0; i < before.size(); ++i) before[i] = std::byte(i * 7 + 3);
+  auto write = [&](const std::vector<std::byte>& b) {
+    std::ofstream(srv.export_dir() / "cached-read", std::ios::binary)
+        .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  };
+  write(before);
+  auto ops = s.path_ops("cached-read");
+  // 10001 bytes (padded), 5 bytes (a payload the encoder copies), none at EOF.
+  ops.push_back(READ4args{{}, 0, 20000});
+  ops.push_back(READ4args{{}, 3, 5});
+  ops.push_back(READ4args{{}, 10001, 10});
+  auto first = s.compound(ops, /*cachethis=*/true);
+  REQUIRE(first.status == nfsstat4::NFS4_OK);
+  const std::size_t n = first.resarray.size();
+  CHECK(result_at<READ4res>(first, n - 3).resok4.data.size() == 10001);
+  // Copies: the views go when the next reply arrives.
+  auto data_of = [](const COMPOUND4res& r, std::size_t i) {
+    const auto& d = result_at<READ4res>(r, i).resok4.data;
+    return std::vector<std::byte>(d.begin(), d.end());
+  };
+  const auto big = data_of(first, n - 3), small = data_of(first, n - 2);
+  CHECK(big == before);
+  CHECK(small == std::vector<std::byte>(before.begin() + 3, before.begin() + 8));
+  // The file changes: executing the READs again would read it.
+  write(after);
+  auto again = s.resend_last();
+  REQUIRE(again.status == nfsstat4::NFS4_OK);
+  REQUIRE(again.resarray.size() == n);
+  CHECK(data_of(again, n - 3) == big);
+  CHECK(data_of(again, n - 2) == small);
+  CHECK(data_of(again, n - 1).empty());
+  CHECK(result_at<READ4res>(again, n - 1).resok4.eof);
+  CHECK(result_at<SEQUENCE4res>(again, 0).resok4.sr_sequenceid == result_at<SEQUENCE4res>(first, 0).resok4.sr_sequenceid);
 }
 
 TEST_CASE("vnfsd: a retry of an uncached request is RETRY_UNCACHED_REP") {

@@ -89,8 +89,9 @@ struct rpc_server_stats {
 ///   to on_limit.
 ///
 /// Threading: listener and connections run on the fabric's io_context, which must be run
-/// by ONE thread. The call handler runs there and must not block: it passes the record to
-/// workers, which answer through the responder from any thread.
+/// by ONE thread. The call handler runs there and must not block for long: it may answer
+/// at once, through the responder on that thread, or pass the record to workers, which
+/// answer through the responder from any thread.
 class rpc_server {
  public:
   class responder {

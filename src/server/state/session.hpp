@@ -3,9 +3,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
+#include "server/state/cached_reply.hpp"
 #include "vnfs/nfs4/session_ops.hpp"
 
 namespace vnfs::server {
@@ -15,8 +17,9 @@ namespace vnfs::server {
 struct slot {
   nfs4::sequenceid4 seqid = 0;
   bool in_progress = false;
-  bool has_cached_reply = false;
-  std::vector<std::byte> cached_reply;  ///< COMPOUND4res bytes (no RPC header)
+  /// The COMPOUND4res (no RPC header) of sequence id `seqid`, when it was cached. A replay
+  /// shares it until its reply has been sent, even after the slot moved on.
+  std::shared_ptr<const cached_reply> cached;
 };
 
 /// A session. The slot table is guarded by `mu`; the negotiated attributes are immutable.

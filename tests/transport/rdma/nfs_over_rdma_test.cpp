@@ -29,6 +29,7 @@
 #include "vnfs/rpc/message.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/completion_group.hpp"
+#include "vnfs/test/blocking_session.hpp"
 #include "vnfs/test/temp_dir.hpp"
 #include "vnfs/test/vnfsd_process.hpp"
 
@@ -81,6 +82,55 @@ void write_local(const std::filesystem::path& p, const std::vector<std::byte>& d
   std::ofstream f(p, std::ios::binary);
   f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
 }
+
+/// An RPC-over-RDMA channel (cma) to `port` driven by hand: hand-built COMPOUNDs with the
+/// read targets a test chooses, decoded by the client's reply decoder.
+struct hand_channel {
+  test::io_thread t;
+  std::atomic<std::uint64_t> sent{0}, received{0}, direct{0}, copied{0};
+  std::optional<std::promise<std::vector<std::byte>>> got;
+  std::shared_ptr<transport::rpc_channel> ch;
+
+  explicit hand_channel(std::uint16_t port) {
+    transport::channel_events ev;
+    ev.on_reply = [this](std::uint32_t, std::vector<std::byte> rec) { got->set_value(std::move(rec)); };
+    ev.on_call_failed = [this](std::uint32_t, std::error_code) { got->set_value({}); };
+    ev.on_lost = [](std::error_code) {};
+    ch = transport::make_rdma_channel(t.io, "cma", "127.0.0.1", port, ev, {sent, received, direct, copied});
+    std::promise<std::error_code> connected;
+    auto cf = connected.get_future();
+    boost::asio::post(t.io, [&] { ch->connect([&](std::error_code ec) { connected.set_value(ec); }); });
+    REQUIRE_FALSE(test::wait_for(cf));
+  }
+  ~hand_channel() {
+    test::on_io(t.io, [this] {
+      ch->close();
+      return 0;
+    });
+  }
+  /// Sends `ops` as `xid` and decodes the reply into `out`; false when the call failed
+  /// (RDMA_ERROR or a lost connection).
+  bool call(std::uint32_t xid, std::vector<nfs4::nfs_argop4> ops, std::vector<std::span<std::byte>> targets,
+            detail::compound_reply& out) {
+    detail::session_call c;
+    c.ops = std::move(ops);
+    c.read_targets = std::move(targets);
+    detail::encode_call(c, xid, detail::authsys_credential(0, 0, {}));
+    c.decoder = std::make_shared<detail::reply_decoder>(c.reads);
+    got.emplace();
+    auto f = got->get_future();
+    boost::asio::post(t.io, [&] { ch->send(xid, c.request, c.decoder, {}, detail::reply_size_bound(c.ops)); });
+    auto rec = test::wait_for(f);
+    if (rec.empty()) return false;
+    REQUIRE_FALSE(c.decoder->finish(std::move(rec), out));
+    return true;
+  }
+  /// The data of READ result `i` of `r`.
+  static std::vector<std::byte> read_data(const detail::compound_reply& r, std::size_t i) {
+    const auto& d = std::get<nfs4::READ4res>(r.res.resarray.at(i)).resok4.data;
+    return std::vector<std::byte>(d.begin(), d.end());
+  }
+};
 
 }  // namespace
 
@@ -220,9 +270,9 @@ TEST_CASE("nfs over rdma: one vread of several READs: every payload placed by RD
   for (auto& f : open_files) c.close(f);
 }
 
-TEST_CASE("nfs over rdma: a reply whose payloads are inline (a reply-cache replay) leaves the Write chunks unused; the client reads the data from it") {
+TEST_CASE("nfs over rdma: a reply whose payloads are inline leaves the Write chunks unused; the client reads the data from it") {
   // A server that answers SEQUENCE, PUTFH, READ (3000 bytes), READ (100 bytes) as vnfsd
-  // does, or, like vnfsd's reply cache replaying a reply, with the reply flattened: no
+  // does, or with the reply flattened (as vnfsd's reply cache once replayed replies): no
   // payload left for the Write chunks. (The flattened reply fits inline: a longer one would
   // need a Reply chunk, which the client offers only for what the Write chunks do not take.)
   test::io_thread t;
@@ -246,59 +296,116 @@ TEST_CASE("nfs over rdma: a reply whose payloads are inline (a reply-cache repla
     }
     r->reply(std::move(e), nullptr);  // `data` outlives the server
   });
-  std::atomic<std::uint64_t> sent{0}, received{0}, direct{0}, copied{0};
-  std::optional<std::promise<std::vector<std::byte>>> got;
-  transport::channel_events ev;
-  ev.on_reply = [&](std::uint32_t, std::vector<std::byte> rec) { got->set_value(std::move(rec)); };
-  ev.on_call_failed = [&](std::uint32_t, std::error_code) { got->set_value({}); };
-  ev.on_lost = [](std::error_code) {};
-  auto ch = transport::make_rdma_channel(t.io, "cma", "127.0.0.1", srv.port(), ev, {sent, received, direct, copied});
-  std::promise<std::error_code> connected;
-  auto cf = connected.get_future();
-  boost::asio::post(t.io, [&] { ch->connect([&](std::error_code ec) { connected.set_value(ec); }); });
-  REQUIRE_FALSE(test::wait_for(cf));
-
+  hand_channel h(srv.port());
   // The two targets lie in one arena between guard bytes.
   std::vector<std::byte> arena(64 + 3000 + 64 + 100 + 64, std::byte{0xa5});
   auto call = [&](std::uint32_t xid, detail::compound_reply& out) {
-    detail::session_call c;
-    c.ops = {nfs4::SEQUENCE4args{}, nfs4::PUTFH4args{}, nfs4::READ4args{{}, 0, 3000}, nfs4::READ4args{{}, 3000, 100}};
-    c.read_targets = {std::span(arena).subspan(64, 3000), std::span(arena).subspan(64 + 3000 + 64, 100)};
-    detail::encode_call(c, xid, detail::authsys_credential(0, 0, {}));
-    c.decoder = std::make_shared<detail::reply_decoder>(c.reads);
-    got.emplace();
-    auto f = got->get_future();
-    boost::asio::post(t.io, [&] { ch->send(xid, c.request, c.decoder, {}, detail::reply_size_bound(c.ops)); });
-    auto rec = test::wait_for(f);
-    REQUIRE_FALSE(rec.empty());
-    return c.decoder->finish(std::move(rec), out);
+    REQUIRE(h.call(xid,
+                   {nfs4::SEQUENCE4args{}, nfs4::PUTFH4args{}, nfs4::READ4args{{}, 0, 3000}, nfs4::READ4args{{}, 3000, 100}},
+                   {std::span(arena).subspan(64, 3000), std::span(arena).subspan(64 + 3000 + 64, 100)}, out));
   };
-  auto read_data = [](const detail::compound_reply& r, std::size_t i) {
-    const auto& d = std::get<nfs4::READ4res>(r.res.resarray.at(i)).resok4.data;
-    return std::vector<std::byte>(d.begin(), d.end());
-  };
+  auto read_data = hand_channel::read_data;
   const std::vector<std::byte> first(data.begin(), data.begin() + 3000), second(data.begin() + 3000, data.end());
 
   detail::compound_reply placed;
-  REQUIRE_FALSE(call(1, placed));
+  call(1, placed);
   CHECK(placed.placed == std::vector<bool>{false, false, true, true});
   CHECK(read_data(placed, 2) == first);
   CHECK(read_data(placed, 3) == second);
   CHECK(std::equal(first.begin(), first.end(), arena.begin() + 64));
-  CHECK(direct == 3100);
+  CHECK(h.direct == 3100);
   CHECK(srv.stats().write_chunks_used == 2);
 
   std::fill(arena.begin(), arena.end(), std::byte{0xa5});
   flat = true;
   detail::compound_reply replayed;
-  REQUIRE_FALSE(call(2, replayed));
+  call(2, replayed);
   CHECK(replayed.placed == std::vector<bool>{false, false, false, false});
   CHECK(read_data(replayed, 2) == first);
   CHECK(read_data(replayed, 3) == second);
   CHECK(std::all_of(arena.begin(), arena.end(), [](std::byte b) { return b == std::byte{0xa5}; }));
-  CHECK(direct == 3100);
+  CHECK(h.direct == 3100);
   CHECK(srv.stats().write_chunks_used == 2);
-  boost::asio::post(t.io, [&] { ch->close(); });
+}
+
+TEST_CASE("nfs over rdma: a retransmitted cached COMPOUND is replayed as it was sent: READ payload in the Write chunk, the long rest in the Reply chunk") {
+  // SEQUENCE (slot 1, cachethis), PUTROOTFH, LOOKUP, READ 8 KiB into a registered target,
+  // READ 6000 bytes with no target: the first payload goes by RDMA Write into the target,
+  // the second stays in the reply, which is then beyond the 4 KiB inline size and goes
+  // through the Reply chunk (offered for what the Write chunk does not take). The same
+  // slot and sequence id again must be answered from the reply cache exactly as the first
+  // time: the first payload placed in the same place, the rest in the Reply chunk.
+  rdma_vnfsd s;
+  const auto before = pattern(16384, 31), after = pattern(16384, 32);
+  write_local(s.dir.path() / "r", before);
+  // The session comes from vnfsd's TCP listener; its slots serve any connection.
+  test::blocking_session setup("127.0.0.1", s.server.port(), {});
+  REQUIRE(setup.fore().ca_maxresponsesize_cached >= 16384);
+
+  hand_channel h(s.server.rdma_port());
+  std::vector<nfs4::nfs_argop4> ops{nfs4::SEQUENCE4args{setup.session_id(), 1, 1, 1, true}};
+  for (auto& op : setup.path_ops("r")) ops.push_back(op);
+  ops.push_back(nfs4::READ4args{{}, 0, 8192});
+  ops.push_back(nfs4::READ4args{{}, 8192, 6000});
+  const std::size_t first_read = ops.size() - 2, second_read = ops.size() - 1;
+  // The target lies in an arena between guard bytes.
+  std::vector<std::byte> arena(64 + 8192 + 64, std::byte{0xa5});
+  // Sends `ops` as `xid`, with the target or without any; false when the call failed.
+  auto call = [&](std::uint32_t xid, bool with_target, detail::compound_reply& out) {
+    std::vector<std::span<std::byte>> targets;
+    if (with_target) targets.push_back(std::span(arena).subspan(64, 8192));
+    return h.call(xid, ops, targets, out);
+  };
+  const auto read_data = hand_channel::read_data;
+  const std::vector<std::byte> head(before.begin(), before.begin() + 8192), tail(before.begin() + 8192, before.begin() + 14192);
+  std::vector<bool> placed(ops.size(), false);
+  placed[first_read] = true;
+  auto check_reply = [&](const detail::compound_reply& r, const std::vector<bool>& expect_placed) {
+    CHECK(r.res.status == nfs4::nfsstat4::NFS4_OK);
+    REQUIRE(r.res.resarray.size() == ops.size());
+    CHECK(r.placed == expect_placed);
+    CHECK(read_data(r, first_read) == head);
+    CHECK(read_data(r, second_read) == tail);
+  };
+  // One transmission with the target: the first payload placed between intact guards, by
+  // one Write chunk, the rest through the Reply chunk. Returns the bytes RDMA-written.
+  auto placed_round = [&](std::uint32_t xid) {
+    std::fill(arena.begin(), arena.end(), std::byte{0xa5});
+    auto s0 = s.stats();
+    detail::compound_reply r;
+    REQUIRE(call(xid, true, r));
+    auto s1 = s.stats();
+    check_reply(r, placed);
+    CHECK(std::equal(head.begin(), head.end(), arena.begin() + 64));
+    CHECK(std::all_of(arena.begin(), arena.begin() + 64, [](std::byte b) { return b == std::byte{0xa5}; }));
+    CHECK(std::all_of(arena.end() - 64, arena.end(), [](std::byte b) { return b == std::byte{0xa5}; }));
+    CHECK(s1.write_list_replies - s0.write_list_replies == 1);
+    CHECK(s1.write_chunks_used - s0.write_chunks_used == 1);
+    CHECK(s1.reply_chunk_replies - s0.reply_chunk_replies == 1);
+    CHECK(s1.err_chunk_sent == s0.err_chunk_sent);
+    return s1.bytes_rdma_written - s0.bytes_rdma_written;
+  };
+
+  auto s0 = s.stats();
+  const std::uint64_t original_written = placed_round(1);
+  CHECK(original_written > 8192 + 6000);  // the payload, and the reply with the second READ's data
+  // The file changes: only a reply from the cache still has the old bytes.
+  write_local(s.dir.path() / "r", after);
+  CHECK(placed_round(2) == original_written);
+  auto s2 = s.stats();
+
+  // Retransmitted with no Write chunk, the same reply comes whole through the Reply chunk
+  // (the requester's chunks decide the placement, RFC 8166 §3.4): no byte in the arena.
+  std::fill(arena.begin(), arena.end(), std::byte{0xa5});
+  detail::compound_reply unplaced;
+  REQUIRE(call(3, false, unplaced));
+  auto s3 = s.stats();
+  check_reply(unplaced, std::vector<bool>(ops.size(), false));
+  CHECK(std::all_of(arena.begin(), arena.end(), [](std::byte b) { return b == std::byte{0xa5}; }));
+  CHECK(s3.write_list_replies == s2.write_list_replies);
+  CHECK(s3.reply_chunk_replies - s2.reply_chunk_replies == 1);
+  CHECK(s3.err_chunk_sent == s0.err_chunk_sent);
+  CHECK(s3.calls - s0.calls == 3);
 }
 
 TEST_CASE("nfs over rdma: vwrites from one registered region go through one fabric registration too") {
