@@ -7,7 +7,26 @@
 
 namespace vnfs::detail {
 
+bool is_normal_path(std::string_view path) {
+  // One pass: `len` characters of the current component so far, `dots` whether all are '.'.
+  std::size_t len = 0;
+  bool dots = true;
+  for (char c : path) {
+    if (c == '/') {
+      if (len == 0 || (dots && len <= 2)) return false;
+      len = 0;
+      dots = true;
+    } else {
+      if (c == '\0') return false;
+      ++len;
+      dots = dots && c == '.';
+    }
+  }
+  return path.empty() || !(len == 0 || (dots && len <= 2));
+}
+
 std::string normalize_path(std::string_view path) {
+  if (is_normal_path(path)) return std::string(path);
   if (path.find('\0') != std::string_view::npos)
     throw std::system_error(make_error_code(errc::bad_argument), "vnfs: path contains a NUL character");
   std::vector<std::string_view> parts;

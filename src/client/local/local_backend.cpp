@@ -20,10 +20,9 @@
 #include <unordered_set>
 #include <utility>
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
-
+#include "client/local/worker_pool.hpp"
 #include "client/memory/registration.hpp"
+#include "client/path.hpp"
 #include "client/vector/attr_mask.hpp"
 #include "client/vector/item_runner.hpp"
 
@@ -96,20 +95,6 @@ std::error_code open_type_error(mode_t m) {
   if (S_ISDIR(m)) return sys_error(EISDIR);
   if (S_ISLNK(m)) return sys_error(ELOOP);
   return sys_error(EINVAL);
-}
-
-// Paths come normalized from the front; checked again here because confinement must not
-// depend on the caller: no empty, "." or ".." component, no leading or trailing '/'.
-bool valid_path(std::string_view p) {
-  if (p.empty()) return true;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t end = p.find('/', start);
-    std::string_view c = p.substr(start, end == std::string_view::npos ? end : end - start);
-    if (c.empty() || c == "." || c == "..") return false;
-    if (end == std::string_view::npos) return true;
-    start = end + 1;
-  }
 }
 
 // dirname / basename of a valid path; the root ("") is "." in itself.
@@ -298,7 +283,7 @@ class local_backend final : public backend {
  public:
   local_backend(unique_fd root, const client_options& options)
       : root_(std::move(root)),
-        pool_(options.local_threads == 0 ? 1 : options.local_threads),
+        pool_(options.local_threads),
         files_(std::make_shared<file_table>()),
         registrations_(registration_table::create(options.max_registered_bytes)) {}
 
@@ -357,7 +342,7 @@ class local_backend final : public backend {
 
   void truncate(const std::string& path, std::uint64_t size, done_fn done) override {
     submit(std::move(done), [this, path, size]() -> result {
-      if (!valid_path(path)) return {sys_error(EINVAL), 0};
+      if (!is_normal_path(path)) return {sys_error(EINVAL), 0};
       std::error_code ec;
       // O_NONBLOCK: a FIFO put in the file's place must not block the worker.
       unique_fd fd = open_beneath(root_.get(), path, O_WRONLY | O_NONBLOCK, ec);
@@ -581,6 +566,8 @@ class local_backend final : public backend {
 
   registration_table& registrations() override { return *registrations_; }
 
+  std::size_t workers_started() const { return pool_.threads_started(); }
+
  private:
   struct result {
     std::error_code ec;
@@ -596,7 +583,7 @@ class local_backend final : public backend {
     {
       std::lock_guard lock(mutex_);
       if (closed_) {
-        boost::asio::post(pool_, [done = std::move(done), work = std::move(work)]() mutable {
+        pool_.post([done = std::move(done), work = std::move(work)]() mutable {
           result r = work(true);
           done(r.ec, r.bytes);
         });
@@ -604,7 +591,7 @@ class local_backend final : public backend {
       }
       ++in_flight_;
     }
-    boost::asio::post(pool_, [this, done = std::move(done), work = std::move(work)]() mutable {
+    pool_.post([this, done = std::move(done), work = std::move(work)]() mutable {
       struct finish {
         local_backend* self;
         ~finish() {
@@ -710,7 +697,7 @@ class local_backend final : public backend {
 
   template <class Op>
   std::error_code at_parent(dir_cache& dirs, const std::string& path, Op op) {
-    if (!valid_path(path)) return sys_error(EINVAL);
+    if (!is_normal_path(path)) return sys_error(EINVAL);
     auto [dir, name] = split(path);
     std::error_code ec;
     int d = dirs.get(dir, ec);
@@ -720,7 +707,7 @@ class local_backend final : public backend {
 
   template <class Op>
   std::error_code at_parents(dir_cache& dirs, const std::string& a, const std::string& b, Op op) {
-    if (!valid_path(a) || !valid_path(b)) return sys_error(EINVAL);
+    if (!is_normal_path(a) || !is_normal_path(b)) return sys_error(EINVAL);
     auto [dir_a, name_a] = split(a);
     auto [dir_b, name_b] = split(b);
     std::error_code ec;
@@ -826,7 +813,7 @@ class local_backend final : public backend {
   }
 
   std::error_code open_item(dir_cache& dirs, const std::string& path, int flags, std::uint32_t mode, file& out) {
-    if (!valid_path(path) || (flags & ~(open_flags_allowed | open_flags_ignored)) != 0 ||
+    if (!is_normal_path(path) || (flags & ~(open_flags_allowed | open_flags_ignored)) != 0 ||
         (flags & O_ACCMODE) == O_ACCMODE)
       return sys_error(EINVAL);
     std::error_code ec;
@@ -923,7 +910,7 @@ class local_backend final : public backend {
     if (const file* f = item.file.descriptor())
       return with_fd(internals::state_of(*f), [&](int fd) { return transfer(fd, item, writing); });
     std::string path = item.file.path() ? *item.file.path() : handle_path(*item.file.handle());
-    if (!valid_path(path)) return sys_error(EINVAL);
+    if (!is_normal_path(path)) return sys_error(EINVAL);
     const int flags = open_flags_of(item, writing);
     std::error_code ec;
     opened o = open_fd(dirs, path, flags, item.mode, ec);
@@ -963,7 +950,7 @@ class local_backend final : public backend {
   // for a whole-file copy.
   std::error_code copy_item(dir_cache& dirs, vcopy_item& it) {
     it.bytes = 0;
-    if (!valid_path(it.src) || !valid_path(it.dst)) return sys_error(EINVAL);
+    if (!is_normal_path(it.src) || !is_normal_path(it.dst)) return sys_error(EINVAL);
     auto [sdir, sname] = split(it.src);
     std::error_code ec;
     int sd = dirs.get(sdir, ec);
@@ -1042,7 +1029,7 @@ class local_backend final : public backend {
   // left out, each with its attributes (fstatat NOFOLLOW). An entry removed between readdir and
   // fstatat is skipped.
   std::error_code do_readdir(dir_stream& d) {
-    if (!valid_path(d.path)) return sys_error(EINVAL);
+    if (!is_normal_path(d.path)) return sys_error(EINVAL);
     std::error_code ec;
     unique_fd fd = open_beneath(root_.get(), d.path, O_RDONLY | O_DIRECTORY, ec);
     if (ec) return ec;
@@ -1084,7 +1071,7 @@ class local_backend final : public backend {
   }
 
   unique_fd root_;
-  boost::asio::thread_pool pool_;
+  worker_pool pool_;
   std::shared_ptr<file_table> files_;
   std::shared_ptr<registration_table> registrations_;
   std::atomic<std::uint64_t> payload_direct_{0};
@@ -1100,6 +1087,8 @@ class local_backend final : public backend {
 }  // namespace
 
 void set_local_resolution_walk(bool on) { force_walk.store(on); }
+
+std::size_t local_workers_started(backend& b) { return dynamic_cast<local_backend&>(b).workers_started(); }
 
 std::unique_ptr<backend> make_local_backend(const std::filesystem::path& root, const client_options& options) {
   unique_fd fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));

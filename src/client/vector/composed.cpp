@@ -312,8 +312,8 @@ void client::vscopy(std::span<vcopy_item> items, vresult* out, done_fn done) {
   auto copies = std::make_shared<std::vector<vcopy_item>>(items.begin(), items.end());
   for (std::size_t i = 0; i < copies->size(); ++i) {
     try {
-      (*copies)[i].src = detail::normalize_path((*copies)[i].src);
-      (*copies)[i].dst = detail::normalize_path((*copies)[i].dst);
+      for (std::string* p : {&(*copies)[i].src, &(*copies)[i].dst})
+        if (!detail::is_normal_path(*p)) *p = detail::normalize_path(*p);
     } catch (const std::system_error& e) {
       detail::reset_result(*out, items.size());
       out->status[i] = e.code();

@@ -40,7 +40,7 @@ void fail_at(vresult* out, std::size_t n, std::size_t i, std::error_code ec, don
 /// `need_name`).
 bool normalize_in_place(std::string& p, bool need_name, std::error_code& ec) {
   try {
-    p = detail::normalize_path(p);
+    if (!detail::is_normal_path(p)) p = detail::normalize_path(p);
   } catch (const std::system_error& e) {
     ec = e.code();
     return false;
@@ -53,8 +53,9 @@ bool normalize_in_place(std::string& p, bool need_name, std::error_code& ec) {
 }
 
 bool check_vfile(vfile& f, std::error_code& ec) {
-  if (f.path()) {
-    std::string p = *f.path();
+  if (const std::string* path = f.path()) {
+    if (detail::is_normal_path(*path)) return true;
+    std::string p = *path;
     if (!normalize_in_place(p, false, ec)) return false;
     f = vfile(std::move(p));
     return true;
