@@ -8,21 +8,16 @@
 namespace vnfs::detail {
 
 bool is_normal_path(std::string_view path) {
-  // One pass: `len` characters of the current component so far, `dots` whether all are '.'.
-  std::size_t len = 0;
-  bool dots = true;
-  for (char c : path) {
-    if (c == '/') {
-      if (len == 0 || (dots && len <= 2)) return false;
-      len = 0;
-      dots = true;
-    } else {
-      if (c == '\0') return false;
-      ++len;
-      dots = dots && c == '.';
-    }
+  if (path.empty()) return true;
+  if (path.find('\0') != std::string_view::npos) return false;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t end = path.find('/', start);
+    std::size_t len = (end == std::string_view::npos ? path.size() : end) - start;
+    if (len == 0 || (len <= 2 && path[start] == '.' && (len == 1 || path[start + 1] == '.'))) return false;
+    if (end == std::string_view::npos) return true;
+    start = end + 1;
   }
-  return path.empty() || !(len == 0 || (dots && len <= 2));
 }
 
 std::string normalize_path(std::string_view path) {

@@ -199,6 +199,13 @@ void client::vgetattrs(std::span<vattr> items, vresult* out, done_fn done) {
 void client::vsetattrs(std::span<const vattr> items, vresult* out, done_fn done) {
   detail::backend* b = live(backend_);
   if (!b) return fail_at(out, items.size(), vresult::npos, make_error_code(errc::closed), done);
+  // Items named by normal paths, with a settable mask and no link to follow, go to the
+  // backend as they are; the others through checked, normalized copies.
+  if (std::all_of(items.begin(), items.end(), [](const vattr& a) {
+        const std::string* p = a.file.path();
+        return p && detail::is_normal_path(*p) && !a.follow && a.mask != 0 && !(a.mask & ~attr::settable);
+      }))
+    return b->vsetattrs(items, out, std::move(done));
   auto copies = std::make_shared<std::vector<vattr>>();
   if (!normalized(items, *copies, out, done, [](vattr& a, std::error_code& ec) {
         if (a.mask == 0 || (a.mask & ~attr::settable)) {
