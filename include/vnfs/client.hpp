@@ -108,8 +108,7 @@ struct client_options {
   /// transaction, not the whole. Reading calls are unaffected. connect() refuses the option for file:// and without
   /// compound_vectors (errc::bad_argument).
   bool atomic_vectors = false;
-  /// file://: worker threads making the POSIX calls, at most (one is started with the
-  /// client, another only when a call comes while every started one is busy).
+  /// file://: worker threads making the POSIX calls.
   unsigned local_threads = 4;
   /// Where handlers of the Asio token form that have no associated executor run (see the
   /// threading model above), e.g. `io.get_executor()` of the application's io_context. It
