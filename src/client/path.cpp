@@ -7,7 +7,21 @@
 
 namespace vnfs::detail {
 
+bool is_normal_path(std::string_view path) {
+  if (path.empty()) return true;
+  if (path.find('\0') != std::string_view::npos) return false;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t end = path.find('/', start);
+    std::size_t len = (end == std::string_view::npos ? path.size() : end) - start;
+    if (len == 0 || (len <= 2 && path[start] == '.' && (len == 1 || path[start + 1] == '.'))) return false;
+    if (end == std::string_view::npos) return true;
+    start = end + 1;
+  }
+}
+
 std::string normalize_path(std::string_view path) {
+  if (is_normal_path(path)) return std::string(path);
   if (path.find('\0') != std::string_view::npos)
     throw std::system_error(make_error_code(errc::bad_argument), "vnfs: path contains a NUL character");
   std::vector<std::string_view> parts;

@@ -15,6 +15,11 @@ namespace vnfs::detail {
 /// character, throw std::system_error(errc::bad_argument): a backend never sees "..".
 std::string normalize_path(std::string_view path);
 
+/// Whether `path` is already in the form normalize_path gives: no NUL character, no empty,
+/// "." or ".." component, no leading or trailing '/' ("" is the root). Then
+/// normalize_path(path) == path, and a caller may keep it as it is (no allocation).
+bool is_normal_path(std::string_view path);
+
 /// The components of a normalized path ("" has none).
 std::vector<std::string_view> split_path(std::string_view normalized);
 

@@ -39,6 +39,20 @@ TEST_CASE("normalize_path refuses NUL") {
   CHECK_THROWS_AS(normalize_path(p), std::system_error);
 }
 
+TEST_CASE("is_normal_path: exactly the paths normalize_path gives back unchanged") {
+  for (const char* p : {"", "a", "a/b", "a/.b/..c/...", ".a", "a..", "sp ace/\xc3\xbc", "x/y/z/w"}) {
+    INFO(p);
+    CHECK(is_normal_path(p));
+    CHECK(normalize_path(p) == p);
+  }
+  for (const char* p : {"/", "/a", "a/", "a//b", ".", "..", "a/.", "a/..", "./a", "../a", "a/./b", "a/../b", "//"}) {
+    INFO(p);
+    CHECK_FALSE(is_normal_path(p));
+  }
+  CHECK_FALSE(is_normal_path(std::string("a\0b", 3)));
+  CHECK_FALSE(is_normal_path(std::string("a/\0", 3)));
+}
+
 TEST_CASE("split helpers") {
   CHECK(split_path("").empty());
   auto parts = split_path("a/bc/d");

@@ -680,6 +680,50 @@ TEST_CASE("local: concurrent writes and reads on several workers", "[client_loca
   CHECK(std::count(content.begin(), content.end(), char(n - 1)) == chunk);
 }
 
+TEST_CASE("local: workers are started only as calls need them, up to local_threads", "[client_local]") {
+  client_options o;
+  o.local_threads = 3;
+  fixture fx(o);
+  spit(fx.dir / "f", "x");
+  CHECK(detail::local_workers_started(*fx.b) == 1);
+  // (Calls made one after another mostly share one worker, but not always: a caller woken
+  // by a completion may post its next call before that worker is back for it.)
+
+  // The first call takes the first worker; a worker held by a completion that waits makes
+  // the next call start another one.
+  file_stat st;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::vector<std::promise<void>> entered(3);
+  std::vector<std::promise<std::error_code>> finished(3);
+  std::vector<file_stat> stats(3);
+  auto hold = [&](std::size_t k) {
+    fx.b->stat("f", &stats[k], [&, k](std::error_code ec, std::size_t) {
+      entered[k].set_value();
+      released.wait();
+      finished[k].set_value(ec);
+    });
+  };
+  hold(0);
+  entered[0].get_future().wait();
+  CHECK(detail::local_workers_started(*fx.b) == 1);
+  hold(1);
+  entered[1].get_future().wait();  // ran although the first worker is held: a second one
+  CHECK(detail::local_workers_started(*fx.b) == 2);
+  hold(2);
+  entered[2].get_future().wait();
+  CHECK(detail::local_workers_started(*fx.b) == 3);
+  // Every worker held: a further call waits in the queue, no fourth worker.
+  std::promise<std::error_code> queued;
+  fx.b->stat("f", &st, [&](std::error_code ec, std::size_t) { queued.set_value(ec); });
+  CHECK(detail::local_workers_started(*fx.b) == 3);
+  release.set_value();
+  for (auto& f : finished) CHECK_FALSE(f.get_future().get());
+  CHECK_FALSE(queued.get_future().get());
+  CHECK(detail::local_workers_started(*fx.b) == 3);
+  CHECK(st.size == 1);
+}
+
 TEST_CASE("local: close_all completes what runs, then refuses with errc::closed", "[client_local]") {
   fixture fx;
   file f = fx.open_ok("f", O_RDWR | O_CREAT);

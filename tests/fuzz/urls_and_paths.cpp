@@ -62,8 +62,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     p = detail::normalize_path(text);
   } catch (const std::system_error&) {
+    fuzz::require(!detail::is_normal_path(text), "a path normalize_path refuses is not normal");
     return 0;
   }
+  fuzz::require(detail::is_normal_path(text) == (p == text), "is_normal_path: exactly the fixed points");
   fuzz::require(normalized(p, false), "a client path is relative and normalized");
   fuzz::require(detail::normalize_path(p) == p, "normalize_path is idempotent");
   std::string rebuilt;

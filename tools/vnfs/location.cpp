@@ -57,7 +57,9 @@ std::string location::name() const {
 
 std::string join_path(std::string_view dir, std::string_view name) {
   if (dir.empty()) return std::string(name);
-  std::string out(dir);
+  std::string out;
+  out.reserve(dir.size() + 1 + name.size());
+  out += dir;
   out += '/';
   out += name;
   return out;

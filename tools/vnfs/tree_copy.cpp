@@ -48,6 +48,12 @@ class tree_copier {
       bool reopenable = (files_[i].stat.mode & 0200) || files_[i].stat.size <= batch_bytes;
       (job_.same_client && reopenable ? on_server : through).push_back(i);
     }
+    // file://'s vscopy creates a file with exactly its source's mode: only its times are
+    // left to set. (Not for set-id or sticky bits, which writing may clear.)
+    mode_set_.assign(files_.size(), false);
+    if (job_.dst_loc.local)
+      for (std::size_t i : on_server)
+        mode_set_[i] = !existing_.count(files_[i].rel) && (files_[i].stat.mode & 07000) == 0;
     copy_files_on_server(on_server);
     copy_files_through(through);
     set_attributes();
@@ -268,7 +274,8 @@ class tree_copier {
       items.push_back(std::move(a));
       of.push_back(&o);
     };
-    for (const auto& f : files_) add_item(f, attr::mode | attr::atime | attr::mtime);
+    for (std::size_t i = 0; i < files_.size(); ++i)
+      add_item(files_[i], (mode_set_[i] ? 0u : unsigned(attr::mode)) | attr::atime | attr::mtime);
     for (const auto& l : links_) add_item(l, attr::atime | attr::mtime);
     // Directories deepest first: setting a child's attributes does not touch its parent's
     // times, but a parent's mode must not lock us out of its children before they are done.
@@ -286,6 +293,7 @@ class tree_copier {
   const copy_job& job_;
   progress& bar_;
   std::vector<object> dirs_, files_, links_;
+  std::vector<bool> mode_set_;  ///< of each file: created with its mode by the copy itself
   std::uint64_t file_bytes_ = 0;
   std::unordered_map<std::string, file_type> existing_;
 };

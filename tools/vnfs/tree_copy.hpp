@@ -9,7 +9,8 @@
 //   its later batches; read-only files over 64 MiB take this way on one client too);
 //   vsetattrs last: the source's mode, atime and mtime on every file and directory
 //   (directories deepest first, after everything inside them is written) and the times on
-//   every symlink.
+//   every symlink; only the times on a file that a file:// vscopy created (it has its
+//   source's mode already, unless that has set-id or sticky bits).
 #pragma once
 
 #include "location.hpp"

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <shared_mutex>
@@ -20,10 +21,9 @@
 #include <unordered_set>
 #include <utility>
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
-
+#include "client/local/worker_pool.hpp"
 #include "client/memory/registration.hpp"
+#include "client/path.hpp"
 #include "client/vector/attr_mask.hpp"
 #include "client/vector/item_runner.hpp"
 
@@ -98,26 +98,17 @@ std::error_code open_type_error(mode_t m) {
   return sys_error(EINVAL);
 }
 
-// Paths come normalized from the front; checked again here because confinement must not
-// depend on the caller: no empty, "." or ".." component, no leading or trailing '/'.
-bool valid_path(std::string_view p) {
-  if (p.empty()) return true;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t end = p.find('/', start);
-    std::string_view c = p.substr(start, end == std::string_view::npos ? end : end - start);
-    if (c.empty() || c == "." || c == "..") return false;
-    if (end == std::string_view::npos) return true;
-    start = end + 1;
-  }
-}
-
-// dirname / basename of a valid path; the root ("") is "." in itself.
-std::pair<std::string, std::string> split(const std::string& p) {
+// dirname / basename of a valid path, without copying: the name is the path's own tail (so
+// NUL-terminated, for the *at() calls); the root ("") is "." in itself.
+struct parent_and_name {
+  std::string_view dir;
+  const char* name;
+};
+parent_and_name split(const std::string& p) {
   if (p.empty()) return {"", "."};
   auto slash = p.rfind('/');
-  if (slash == std::string::npos) return {"", p};
-  return {p.substr(0, slash), p.substr(slash + 1)};
+  if (slash == std::string::npos) return {"", p.c_str()};
+  return {std::string_view(p).substr(0, slash), p.c_str() + slash + 1};
 }
 
 std::atomic<bool> force_walk{false};
@@ -222,13 +213,13 @@ int chmod_nofollow(int dirfd, const char* name, mode_t mode) {
 
 // Gives a just-made directory exactly `perm` (mkdirat applied the umask), as vnfsd does.
 // A set-gid bit inherited from the parent stays.
-std::error_code set_exact_dir_mode(int dirfd, const std::string& name, std::uint32_t perm) {
+std::error_code set_exact_dir_mode(int dirfd, const char* name, std::uint32_t perm) {
   struct stat st {};
-  if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
+  if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
   if (!S_ISDIR(st.st_mode)) return sys_error(ENOTDIR);  // replaced meanwhile
   mode_t want = static_cast<mode_t>(perm & 07777) | (st.st_mode & S_ISGID);
   if ((st.st_mode & 07777) == want) return {};
-  if (chmod_nofollow(dirfd, name.c_str(), want) != 0) return last_error();
+  if (chmod_nofollow(dirfd, name, want) != 0) return last_error();
   return {};
 }
 
@@ -244,20 +235,26 @@ class dir_cache {
 
   // The descriptor of directory `dir` (a valid path; "" is the root), or -1 with `ec`:
   // ELOOP for a symlink on the way, ENOTDIR for a non-directory, ENOENT, ...
-  int get(const std::string& dir, std::error_code& ec) {
+  int get(std::string_view dir, std::error_code& ec) {
     if (dir.empty()) return root_;
     if (auto it = dirs_.find(dir); it != dirs_.end()) return it->second.get();
-    unique_fd fd = open_beneath(root_, dir, O_PATH | O_DIRECTORY, ec);
+    std::string key(dir);
+    unique_fd fd = open_beneath(root_, key, O_PATH | O_DIRECTORY, ec);
     if (ec) return -1;
     if (dirs_.size() >= max_dirs) dirs_.clear();
-    return dirs_.emplace(dir, std::move(fd)).first->second.get();
+    return dirs_.emplace(std::move(key), std::move(fd)).first->second.get();
   }
   void forget_all() { dirs_.clear(); }
 
  private:
   static constexpr std::size_t max_dirs = 256;  // descriptors held at once
   int root_;
-  std::unordered_map<std::string, unique_fd> dirs_;
+  // Looked up by string_view, without making a key string.
+  struct key_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view k) const noexcept { return std::hash<std::string_view>{}(k); }
+  };
+  std::unordered_map<std::string, unique_fd, key_hash, std::equal_to<>> dirs_;
 };
 
 struct local_file;
@@ -298,7 +295,7 @@ class local_backend final : public backend {
  public:
   local_backend(unique_fd root, const client_options& options)
       : root_(std::move(root)),
-        pool_(options.local_threads == 0 ? 1 : options.local_threads),
+        pool_(options.local_threads),
         files_(std::make_shared<file_table>()),
         registrations_(registration_table::create(options.max_registered_bytes)) {}
 
@@ -357,7 +354,7 @@ class local_backend final : public backend {
 
   void truncate(const std::string& path, std::uint64_t size, done_fn done) override {
     submit(std::move(done), [this, path, size]() -> result {
-      if (!valid_path(path)) return {sys_error(EINVAL), 0};
+      if (!is_normal_path(path)) return {sys_error(EINVAL), 0};
       std::error_code ec;
       // O_NONBLOCK: a FIFO put in the file's place must not block the worker.
       unique_fd fd = open_beneath(root_.get(), path, O_WRONLY | O_NONBLOCK, ec);
@@ -388,8 +385,8 @@ class local_backend final : public backend {
   void unlink(const std::string& path, done_fn done) override {
     submit(std::move(done), [this, path]() -> result {
       dir_cache dirs(root_.get());
-      return {at_parent(dirs, path, [](int dirfd, const std::string& name) -> std::error_code {
-                if (::unlinkat(dirfd, name.c_str(), 0) != 0) return last_error();
+      return {at_parent(dirs, path, [](int dirfd, const char* name) -> std::error_code {
+                if (::unlinkat(dirfd, name, 0) != 0) return last_error();
                 return {};
               }),
               0};
@@ -399,8 +396,8 @@ class local_backend final : public backend {
   void rmdir(const std::string& path, done_fn done) override {
     submit(std::move(done), [this, path]() -> result {
       dir_cache dirs(root_.get());
-      return {at_parent(dirs, path, [](int dirfd, const std::string& name) -> std::error_code {
-                if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0) return last_error();
+      return {at_parent(dirs, path, [](int dirfd, const char* name) -> std::error_code {
+                if (::unlinkat(dirfd, name, AT_REMOVEDIR) != 0) return last_error();
                 return {};
               }),
               0};
@@ -521,9 +518,9 @@ class local_backend final : public backend {
   // A file or symlink is unlinked; a directory (unlink says EISDIR) is removed as one.
   void vremove(std::span<const std::string> paths, vresult* out, done_fn done) override {
     run_items(paths.size(), out, std::move(done), [this, paths](std::size_t i, dir_cache& dirs) {
-      return at_parent(dirs, paths[i], [](int dirfd, const std::string& name) -> std::error_code {
-        if (::unlinkat(dirfd, name.c_str(), 0) == 0) return {};
-        if (errno == EISDIR && ::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) == 0) return {};
+      return at_parent(dirs, paths[i], [](int dirfd, const char* name) -> std::error_code {
+        if (::unlinkat(dirfd, name, 0) == 0) return {};
+        if (errno == EISDIR && ::unlinkat(dirfd, name, AT_REMOVEDIR) == 0) return {};
         return last_error();
       });
     });
@@ -581,6 +578,8 @@ class local_backend final : public backend {
 
   registration_table& registrations() override { return *registrations_; }
 
+  std::size_t workers_started() const { return pool_.threads_started(); }
+
  private:
   struct result {
     std::error_code ec;
@@ -596,7 +595,7 @@ class local_backend final : public backend {
     {
       std::lock_guard lock(mutex_);
       if (closed_) {
-        boost::asio::post(pool_, [done = std::move(done), work = std::move(work)]() mutable {
+        pool_.post([done = std::move(done), work = std::move(work)]() mutable {
           result r = work(true);
           done(r.ec, r.bytes);
         });
@@ -604,7 +603,7 @@ class local_backend final : public backend {
       }
       ++in_flight_;
     }
-    boost::asio::post(pool_, [this, done = std::move(done), work = std::move(work)]() mutable {
+    pool_.post([this, done = std::move(done), work = std::move(work)]() mutable {
       struct finish {
         local_backend* self;
         ~finish() {
@@ -710,7 +709,7 @@ class local_backend final : public backend {
 
   template <class Op>
   std::error_code at_parent(dir_cache& dirs, const std::string& path, Op op) {
-    if (!valid_path(path)) return sys_error(EINVAL);
+    if (!is_normal_path(path)) return sys_error(EINVAL);
     auto [dir, name] = split(path);
     std::error_code ec;
     int d = dirs.get(dir, ec);
@@ -720,7 +719,7 @@ class local_backend final : public backend {
 
   template <class Op>
   std::error_code at_parents(dir_cache& dirs, const std::string& a, const std::string& b, Op op) {
-    if (!valid_path(a) || !valid_path(b)) return sys_error(EINVAL);
+    if (!is_normal_path(a) || !is_normal_path(b)) return sys_error(EINVAL);
     auto [dir_a, name_a] = split(a);
     auto [dir_b, name_b] = split(b);
     std::error_code ec;
@@ -734,9 +733,9 @@ class local_backend final : public backend {
   // ---- one item of each call
 
   std::error_code stat_item(dir_cache& dirs, const std::string& path, file_stat& out) {
-    return at_parent(dirs, path, [&out](int dirfd, const std::string& name) -> std::error_code {
+    return at_parent(dirs, path, [&out](int dirfd, const char* name) -> std::error_code {
       struct stat st {};
-      if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
+      if (::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
       out = to_file_stat(st);
       return {};
     });
@@ -760,42 +759,42 @@ class local_backend final : public backend {
       if (ec) return ec;
       if (::ftruncate(fd.get(), static_cast<off_t>(v.size)) != 0) return last_error();
     }
-    return at_parent(dirs, path, [mask, &v](int dirfd, const std::string& name) -> std::error_code {
-      if ((mask & attr::mode) && chmod_nofollow(dirfd, name.c_str(), v.mode & 07777) != 0) return last_error();
+    return at_parent(dirs, path, [mask, &v](int dirfd, const char* name) -> std::error_code {
+      if ((mask & attr::mode) && chmod_nofollow(dirfd, name, v.mode & 07777) != 0) return last_error();
       if (mask & (attr::uid | attr::gid)) {
         uid_t u = (mask & attr::uid) ? v.uid : static_cast<uid_t>(-1);
         gid_t g = (mask & attr::gid) ? v.gid : static_cast<gid_t>(-1);
-        if (::fchownat(dirfd, name.c_str(), u, g, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
+        if (::fchownat(dirfd, name, u, g, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
       }
       if (mask & (attr::atime | attr::mtime)) {
         timespec ts[2] = {v.atime, v.mtime};
         if (!(mask & attr::atime)) ts[0].tv_nsec = UTIME_OMIT;
         if (!(mask & attr::mtime)) ts[1].tv_nsec = UTIME_OMIT;
-        if (::utimensat(dirfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
+        if (::utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
       }
       return {};
     });
   }
 
   std::error_code mkdir_item(dir_cache& dirs, const std::string& path, std::uint32_t mode) {
-    return at_parent(dirs, path, [mode](int dirfd, const std::string& name) -> std::error_code {
-      if (::mkdirat(dirfd, name.c_str(), static_cast<mode_t>(mode & 07777)) != 0) return last_error();
+    return at_parent(dirs, path, [mode](int dirfd, const char* name) -> std::error_code {
+      if (::mkdirat(dirfd, name, static_cast<mode_t>(mode & 07777)) != 0) return last_error();
       return set_exact_dir_mode(dirfd, name, mode);
     });
   }
 
   std::error_code rename_item(dir_cache& dirs, const std::string& from, const std::string& to) {
-    return at_parents(dirs, from, to, [](int d1, const std::string& n1, int d2, const std::string& n2) -> std::error_code {
-      if (::renameat(d1, n1.c_str(), d2, n2.c_str()) != 0) return last_error();
+    return at_parents(dirs, from, to, [](int d1, const char* n1, int d2, const char* n2) -> std::error_code {
+      if (::renameat(d1, n1, d2, n2) != 0) return last_error();
       return {};
     });
   }
 
   std::error_code link_item(dir_cache& dirs, const std::string& existing, const std::string& new_path) {
     return at_parents(dirs, existing, new_path,
-                      [](int d1, const std::string& n1, int d2, const std::string& n2) -> std::error_code {
+                      [](int d1, const char* n1, int d2, const char* n2) -> std::error_code {
                         // Flags 0: a symlink is linked itself, not its target.
-                        if (::linkat(d1, n1.c_str(), d2, n2.c_str(), 0) != 0) return last_error();
+                        if (::linkat(d1, n1, d2, n2, 0) != 0) return last_error();
                         return {};
                       });
   }
@@ -803,17 +802,17 @@ class local_backend final : public backend {
   std::error_code symlink_item(dir_cache& dirs, const std::string& target, const std::string& link_path) {
     // The target is stored as text, never resolved here; an empty one is refused as by NFS.
     if (target.empty() || target.find('\0') != std::string::npos) return sys_error(EINVAL);
-    return at_parent(dirs, link_path, [&target](int dirfd, const std::string& name) -> std::error_code {
-      if (::symlinkat(target.c_str(), dirfd, name.c_str()) != 0) return last_error();
+    return at_parent(dirs, link_path, [&target](int dirfd, const char* name) -> std::error_code {
+      if (::symlinkat(target.c_str(), dirfd, name) != 0) return last_error();
       return {};
     });
   }
 
   std::error_code readlink_item(dir_cache& dirs, const std::string& path, std::string& out) {
-    return at_parent(dirs, path, [&out](int dirfd, const std::string& name) -> std::error_code {
+    return at_parent(dirs, path, [&out](int dirfd, const char* name) -> std::error_code {
       std::string buf(256, '\0');
       while (true) {
-        ssize_t n = ::readlinkat(dirfd, name.c_str(), buf.data(), buf.size());
+        ssize_t n = ::readlinkat(dirfd, name, buf.data(), buf.size());
         if (n < 0) return last_error();
         if (static_cast<std::size_t>(n) < buf.size()) {
           buf.resize(static_cast<std::size_t>(n));
@@ -826,7 +825,7 @@ class local_backend final : public backend {
   }
 
   std::error_code open_item(dir_cache& dirs, const std::string& path, int flags, std::uint32_t mode, file& out) {
-    if (!valid_path(path) || (flags & ~(open_flags_allowed | open_flags_ignored)) != 0 ||
+    if (!is_normal_path(path) || (flags & ~(open_flags_allowed | open_flags_ignored)) != 0 ||
         (flags & O_ACCMODE) == O_ACCMODE)
       return sys_error(EINVAL);
     std::error_code ec;
@@ -877,7 +876,7 @@ class local_backend final : public backend {
     // A few rounds in case the name comes and goes between our create and open.
     for (int round = 0; round < 8; ++round) {
       if (flags & O_CREAT) {
-        o.fd = unique_fd(::openat(d, name.c_str(), base | O_CREAT | O_EXCL, perm));
+        o.fd = unique_fd(::openat(d, name, base | O_CREAT | O_EXCL, perm));
         if (o.fd) {
           if (::fchmod(o.fd.get(), perm) != 0) {  // exact mode: no umask
             ec = last_error();
@@ -891,13 +890,13 @@ class local_backend final : public backend {
           return o;
         }
       }
-      if (::fstatat(d, name.c_str(), &o.st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (::fstatat(d, name, &o.st, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT && (flags & O_CREAT)) continue;
         ec = last_error();
         return o;
       }
       if ((ec = open_type_error(o.st.st_mode))) return o;
-      o.fd = unique_fd(::openat(d, name.c_str(), base | (flags & O_TRUNC) | O_NONBLOCK));
+      o.fd = unique_fd(::openat(d, name, base | (flags & O_TRUNC) | O_NONBLOCK));
       if (!o.fd) {
         if (errno == ENOENT && (flags & O_CREAT)) continue;
         ec = last_error();
@@ -923,7 +922,7 @@ class local_backend final : public backend {
     if (const file* f = item.file.descriptor())
       return with_fd(internals::state_of(*f), [&](int fd) { return transfer(fd, item, writing); });
     std::string path = item.file.path() ? *item.file.path() : handle_path(*item.file.handle());
-    if (!valid_path(path)) return sys_error(EINVAL);
+    if (!is_normal_path(path)) return sys_error(EINVAL);
     const int flags = open_flags_of(item, writing);
     std::error_code ec;
     opened o = open_fd(dirs, path, flags, item.mode, ec);
@@ -963,15 +962,15 @@ class local_backend final : public backend {
   // for a whole-file copy.
   std::error_code copy_item(dir_cache& dirs, vcopy_item& it) {
     it.bytes = 0;
-    if (!valid_path(it.src) || !valid_path(it.dst)) return sys_error(EINVAL);
+    if (!is_normal_path(it.src) || !is_normal_path(it.dst)) return sys_error(EINVAL);
     auto [sdir, sname] = split(it.src);
     std::error_code ec;
     int sd = dirs.get(sdir, ec);
     if (ec) return ec;
     struct stat st {};
-    if (::fstatat(sd, sname.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
+    if (::fstatat(sd, sname, &st, AT_SYMLINK_NOFOLLOW) != 0) return last_error();
     if (!S_ISREG(st.st_mode)) return sys_error(EINVAL);
-    unique_fd src(::openat(sd, sname.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    unique_fd src(::openat(sd, sname, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     if (!src) return errno == ELOOP ? sys_error(EINVAL) : last_error();
     if (::fstat(src.get(), &st) != 0) return last_error();
     if (!S_ISREG(st.st_mode)) return sys_error(EINVAL);
@@ -1042,7 +1041,7 @@ class local_backend final : public backend {
   // left out, each with its attributes (fstatat NOFOLLOW). An entry removed between readdir and
   // fstatat is skipped.
   std::error_code do_readdir(dir_stream& d) {
-    if (!valid_path(d.path)) return sys_error(EINVAL);
+    if (!is_normal_path(d.path)) return sys_error(EINVAL);
     std::error_code ec;
     unique_fd fd = open_beneath(root_.get(), d.path, O_RDONLY | O_DIRECTORY, ec);
     if (ec) return ec;
@@ -1084,7 +1083,7 @@ class local_backend final : public backend {
   }
 
   unique_fd root_;
-  boost::asio::thread_pool pool_;
+  worker_pool pool_;
   std::shared_ptr<file_table> files_;
   std::shared_ptr<registration_table> registrations_;
   std::atomic<std::uint64_t> payload_direct_{0};
@@ -1100,6 +1099,8 @@ class local_backend final : public backend {
 }  // namespace
 
 void set_local_resolution_walk(bool on) { force_walk.store(on); }
+
+std::size_t local_workers_started(backend& b) { return dynamic_cast<local_backend&>(b).workers_started(); }
 
 std::unique_ptr<backend> make_local_backend(const std::filesystem::path& root, const client_options& options) {
   unique_fd fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));

@@ -4,13 +4,14 @@
 // Confinement: every call is made relative to an O_PATH descriptor of the root, and no
 // symlink is ever followed on the way (openat2 with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
 // or a component-by-component O_NOFOLLOW walk where openat2 is missing), so a symlink inside
-// the root cannot lead out of it. As with the nfs backend: open refuses a symlink (ELOOP), a
+// the root cannot lead out of it. Every path is checked again to be normal (is_normal_path:
+// no "." or ".." component, no NUL), whatever the front did, and refused with EINVAL. As with the nfs backend: open refuses a symlink (ELOOP), a
 // directory (EISDIR) and other non-regular files (EINVAL); stat describes a link itself.
 // New files and directories get exactly the requested permission bits (no umask), as vnfsd
 // creates them.
 //
-// Threads: the POSIX calls run on client_options::local_threads workers; `done` is called
-// on a worker. A scalar call is one hand-off to a worker; a vectorized call is one too: its
+// Threads: the POSIX calls run on at most client_options::local_threads workers, started as
+// calls need them (worker_pool.hpp); `done` is called on a worker. A scalar call is one hand-off to a worker; a vectorized call is one too: its
 // items run one after another on that worker, each making the POSIX calls its scalar
 // calls would (same results and errors, stopping at the first failure), and the
 // directories the call's paths name are resolved once per call (an O_PATH descriptor each,
@@ -41,11 +42,15 @@
 namespace vnfs::detail {
 
 /// The number of entries one readdir call returns at most (one "page" of a listing).
-inline constexpr std::size_t local_readdir_page = 256;
+inline constexpr std::size_t local_readdir_page = 1024;
 
 /// A backend rooted at `root` (which must name a directory; symlinks in `root` itself are
 /// followed, as the user named it). Throws std::system_error if it cannot be opened.
 std::unique_ptr<backend> make_local_backend(const std::filesystem::path& root, const client_options& options);
+
+/// For tests: the worker threads a file:// backend (`b`, made by make_local_backend) has
+/// started so far.
+std::size_t local_workers_started(backend& b);
 
 /// For tests: resolve paths by the portable component-by-component O_NOFOLLOW walk (used
 /// where openat2 is missing) instead of openat2, in every local backend of the process.

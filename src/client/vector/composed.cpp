@@ -309,19 +309,27 @@ void client::vscopy(std::span<vcopy_item> items, vresult* out, done_fn done) {
     out->error = make_error_code(errc::closed);
     return done(out->error, 0);
   }
-  auto copies = std::make_shared<std::vector<vcopy_item>>(items.begin(), items.end());
-  for (std::size_t i = 0; i < copies->size(); ++i) {
-    try {
-      (*copies)[i].src = detail::normalize_path((*copies)[i].src);
-      (*copies)[i].dst = detail::normalize_path((*copies)[i].dst);
-    } catch (const std::system_error& e) {
-      detail::reset_result(*out, items.size());
-      out->status[i] = e.code();
-      return finish_with(out, done);
+  // Items whose paths are normal already go to the backend as they are; else normalized copies.
+  std::shared_ptr<std::vector<vcopy_item>> copies;
+  if (!std::all_of(items.begin(), items.end(), [](const vcopy_item& it) {
+        return detail::is_normal_path(it.src) && detail::is_normal_path(it.dst);
+      })) {
+    copies = std::make_shared<std::vector<vcopy_item>>(items.begin(), items.end());
+    for (std::size_t i = 0; i < copies->size(); ++i) {
+      try {
+        for (std::string* p : {&(*copies)[i].src, &(*copies)[i].dst})
+          if (!detail::is_normal_path(*p)) *p = detail::normalize_path(*p);
+      } catch (const std::system_error& e) {
+        detail::reset_result(*out, items.size());
+        out->status[i] = e.code();
+        return finish_with(out, done);
+      }
     }
   }
-  b->vscopy(*copies, out, [this, copies, items, out, done](std::error_code ec, std::size_t) mutable {
-    for (std::size_t i = 0; i < items.size(); ++i) items[i].bytes = (*copies)[i].bytes;
+  b->vscopy(copies ? std::span<vcopy_item>(*copies) : items, out,
+            [this, copies, items, out, done](std::error_code ec, std::size_t) mutable {
+    if (copies)
+      for (std::size_t i = 0; i < items.size(); ++i) items[i].bytes = (*copies)[i].bytes;
     if (ec != nfs4::nfsstat4::NFS4ERR_NOTSUPP) return done(out->error, out->ok_count);
     // The server has no COPY: the rest goes through the client.
     std::size_t from = out->failed_index;

@@ -40,7 +40,7 @@ void fail_at(vresult* out, std::size_t n, std::size_t i, std::error_code ec, don
 /// `need_name`).
 bool normalize_in_place(std::string& p, bool need_name, std::error_code& ec) {
   try {
-    p = detail::normalize_path(p);
+    if (!detail::is_normal_path(p)) p = detail::normalize_path(p);
   } catch (const std::system_error& e) {
     ec = e.code();
     return false;
@@ -53,8 +53,9 @@ bool normalize_in_place(std::string& p, bool need_name, std::error_code& ec) {
 }
 
 bool check_vfile(vfile& f, std::error_code& ec) {
-  if (f.path()) {
-    std::string p = *f.path();
+  if (const std::string* path = f.path()) {
+    if (detail::is_normal_path(*path)) return true;
+    std::string p = *path;
     if (!normalize_in_place(p, false, ec)) return false;
     f = vfile(std::move(p));
     return true;
@@ -198,6 +199,13 @@ void client::vgetattrs(std::span<vattr> items, vresult* out, done_fn done) {
 void client::vsetattrs(std::span<const vattr> items, vresult* out, done_fn done) {
   detail::backend* b = live(backend_);
   if (!b) return fail_at(out, items.size(), vresult::npos, make_error_code(errc::closed), done);
+  // Items named by normal paths, with a settable mask and no link to follow, go to the
+  // backend as they are; the others through checked, normalized copies.
+  if (std::all_of(items.begin(), items.end(), [](const vattr& a) {
+        const std::string* p = a.file.path();
+        return p && detail::is_normal_path(*p) && !a.follow && a.mask != 0 && !(a.mask & ~attr::settable);
+      }))
+    return b->vsetattrs(items, out, std::move(done));
   auto copies = std::make_shared<std::vector<vattr>>();
   if (!normalized(items, *copies, out, done, [](vattr& a, std::error_code& ec) {
         if (a.mask == 0 || (a.mask & ~attr::settable)) {
