@@ -72,12 +72,17 @@ struct no_associated_executor {};
 /// Runs `start(done)` with a done_fn that posts `complete(handler, status, bytes)` to `ex`,
 /// with work outstanding on `ex` until then (as Asio's own operations keep it: an
 /// io_context's run() waits for the completion instead of returning for lack of work).
+/// The work guard travels with the posted completion and is released where it runs: once
+/// the completion is posted, the completing thread touches `ex` no more, so the application
+/// may destroy its io_context as soon as the handler has run.
 template <class Executor, class Handler, class Start, class Complete>
 void start_posting(const Executor& ex, std::shared_ptr<Handler> h, Start& start, const Complete& complete) {
   auto work = std::make_shared<decltype(boost::asio::make_work_guard(ex))>(boost::asio::make_work_guard(ex));
   start([h, ex, work, complete](std::error_code ec, std::size_t n) {
-    boost::asio::post(ex, [h, ec, n, complete]() mutable { complete(std::move(*h), ec, n); });
-    work->reset();
+    boost::asio::post(ex, [h, ec, n, complete, held = std::move(*work)]() mutable {
+      held.reset();
+      complete(std::move(*h), ec, n);
+    });
   });
 }
 
