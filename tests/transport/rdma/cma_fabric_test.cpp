@@ -315,6 +315,197 @@ TEST_CASE("cma pre-authorization: a granted registration is accessed with no mes
   });
 }
 
+namespace {
+
+/// An owner and its peer, each with a fabric on an io thread of its own (the owner's made
+/// with `fopts`), connected and started.
+struct owner_and_peer {
+  io_thread owner_io, peer_io;
+  std::unique_ptr<rdma::fabric> owner_fabric, peer_fabric;
+  std::unique_ptr<rdma::listener> lst;
+  std::shared_ptr<rdma::endpoint> owner, peer;
+  std::atomic<int> peer_got{0};
+
+  explicit owner_and_peer(rdma::cma::fabric_options fopts = {})
+      : owner_fabric(rdma::cma::make_fabric(owner_io.io, fopts)), peer_fabric(rdma::make_fabric("cma", peer_io.io)) {
+    std::promise<std::shared_ptr<rdma::endpoint>> accepted;
+    auto af = accepted.get_future();
+    lst = peer_fabric->listen("127.0.0.1", 0, {}, [&](std::shared_ptr<rdma::endpoint> ep) { accepted.set_value(ep); });
+    std::promise<std::pair<std::error_code, std::shared_ptr<rdma::endpoint>>> connected;
+    auto cf = connected.get_future();
+    owner_fabric->connect("127.0.0.1", lst->port(), {},
+                          [&](std::error_code ec, std::shared_ptr<rdma::endpoint> ep) { connected.set_value({ec, ep}); });
+    auto [ec, o] = wait_for(cf);
+    REQUIRE_FALSE(ec);
+    owner = o;
+    peer = wait_for(af);
+    peer->start([this](std::span<const std::byte>) { ++peer_got; }, [](std::error_code) {});
+    owner->start([](std::span<const std::byte>) {}, [](std::error_code) {});
+  }
+  ~owner_and_peer() {
+    on_io(owner_io.io, [this] {
+      owner->close();
+      return 0;
+    });
+    on_io(peer_io.io, [this] {
+      peer->close();
+      return 0;
+    });
+  }
+  /// A message from the owner, received by the peer: what the owner sent before it arrived.
+  void sync() {
+    const int before = peer_got;
+    peer->post_recv(1);
+    auto m = bytes_of("sync");
+    CHECK_FALSE(sync_send(*owner, {m}));
+    REQUIRE(eventually([&] { return peer_got == before + 1; }));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("cma revocation: a handle used at once after its deregistration returned is refused, the memory untouched") {
+  owner_and_peer p;
+  const auto denied = std::make_error_code(std::errc::permission_denied);
+  std::vector<std::byte> mem(4096, std::byte{0x5a});
+  std::vector<std::byte> data(100, std::byte{1});
+  SECTION("pre-authorized: the peer checks the access itself") {
+    for (int round = 0; round < 50; ++round) {
+      auto reg = p.owner_fabric->register_memory(mem.data(), mem.size(), rdma::remote_access::read_write);
+      p.owner->grant(*reg);
+      p.sync();
+      const auto seg = reg->segment(1000, 100);
+      CHECK_FALSE(sync_write(*p.peer, seg, {data}));  // granted: no message to the owner
+      std::fill(mem.begin(), mem.end(), std::byte{0x5a});
+      reg.reset();  // returns once the peer acknowledged the revoke
+      CHECK(sync_write(*p.peer, seg, {data}) == denied);
+      std::vector<std::byte> sink(100, std::byte{7});
+      CHECK(sync_read(*p.peer, seg, sink) == denied);
+      CHECK(sink == std::vector<std::byte>(100, std::byte{7}));
+      CHECK(mem == std::vector<std::byte>(4096, std::byte{0x5a}));
+    }
+  }
+  SECTION("checked by the owner: the answer to a request before the deregistration is used before it returns") {
+    auto reg = p.owner_fabric->register_memory(mem.data(), mem.size(), rdma::remote_access::read_write);
+    const auto seg = reg->segment(0, 100);
+    CHECK_FALSE(sync_write(*p.peer, seg, {data}));
+    CHECK(mem[0] == std::byte{1});
+    std::fill(mem.begin(), mem.end(), std::byte{0x5a});
+    reg.reset();  // the peer was answered yes once: it acknowledges a revoke too
+    CHECK(sync_write(*p.peer, seg, {data}) == denied);
+    CHECK(mem == std::vector<std::byte>(4096, std::byte{0x5a}));
+  }
+  CHECK(p.owner->is_open());
+  CHECK(p.peer->is_open());
+  CHECK(p.owner_fabric->registrations().live == 0);
+}
+
+TEST_CASE("cma revocation: deregistering in a completion handler on the io thread neither blocks nor leaves the grant usable") {
+  // One io thread for both ends: had the handler waited for the peer's answer there, the
+  // answer could never have come.
+  pair_fixture p;
+  const auto denied = std::make_error_code(std::errc::permission_denied);
+  std::vector<std::byte> mem(4096, std::byte{0x5a});
+  std::vector<std::byte> data(100, std::byte{1});
+  auto reg = p.client_fabric->register_memory(mem.data(), mem.size(), rdma::remote_access::read_write);
+  const auto seg = reg->segment(0, 100);
+  p.client->grant(*reg);
+  p.server->post_recv(2);
+  auto first = bytes_of("first");
+  CHECK_FALSE(sync_send(*p.client, {first}));
+  REQUIRE(eventually([&] { return p.server_count() == 1; }));
+  CHECK_FALSE(sync_write(*p.server, seg, {data}));
+  CHECK(mem[0] == std::byte{1});
+
+  // The owner's send completes on the io thread, which drops the registration there.
+  std::promise<bool> dropped;
+  auto df = dropped.get_future();
+  auto second = bytes_of("second");
+  p.client->post_send({second}, [&](std::error_code ec) {
+    reg.reset();
+    dropped.set_value(!ec);
+  });
+  CHECK(wait_for(df));
+  // The peer learns of it before anything the owner sends after.
+  auto third = bytes_of("third");
+  p.server->post_recv(1);
+  CHECK_FALSE(sync_send(*p.client, {third}));
+  REQUIRE(eventually([&] { return p.server_count() == 3; }));
+  std::fill(mem.begin(), mem.end(), std::byte{0x5a});
+  CHECK(sync_write(*p.server, seg, {data}) == denied);
+  CHECK(mem == std::vector<std::byte>(4096, std::byte{0x5a}));
+  CHECK(p.client->is_open());
+  CHECK(p.server->is_open());
+  CHECK(p.client_fabric->registrations().live == 0);
+}
+
+TEST_CASE("cma revocation: a peer that never acknowledges is cut off within the bound, and the deregistration returns") {
+  io_thread t;
+  rdma::cma::fabric_options fopts;
+  fopts.revoke_timeout = std::chrono::milliseconds(300);
+  auto owner_fabric = rdma::cma::make_fabric(t.io, fopts);
+  std::promise<std::shared_ptr<rdma::endpoint>> accepted;
+  auto af = accepted.get_future();
+  auto lst = owner_fabric->listen("127.0.0.1", 0, {}, [&](std::shared_ptr<rdma::endpoint> ep) { accepted.set_value(ep); });
+  hand_peer peer(lst->port());  // speaks the packets itself, and never answers a revoke
+  CHECK(peer.handshake().kind == 2);
+  auto owner = wait_for(af);
+  std::promise<std::error_code> closed;
+  auto closed_f = closed.get_future();
+  owner->start([](std::span<const std::byte>) {}, [&](std::error_code ec) { closed.set_value(ec); });
+
+  std::vector<std::byte> mem(4096, std::byte{0x5a});
+  auto reg = owner_fabric->register_memory(mem.data(), mem.size(), rdma::remote_access::write);
+  const std::uint32_t handle = reg->handle();
+  owner->grant(*reg);
+  auto packet_kind = [](const std::vector<std::byte>& p) {
+    std::uint32_t k = 0;
+    std::memcpy(&k, p.data(), 4);
+    return k;
+  };
+  auto grant = peer.receive();
+  REQUIRE(grant);
+  REQUIRE(grant->size() == 16 + 24);
+  CHECK(packet_kind(*grant) == 6);
+  std::uint32_t granted = 0;
+  std::memcpy(&granted, grant->data() + 16, 4);
+  CHECK(granted == handle);
+
+  const auto start = std::chrono::steady_clock::now();
+  reg.reset();  // waits: the revoke goes unanswered, the connection is shut, its end waited for
+  const auto waited = std::chrono::steady_clock::now() - start;
+  CHECK(waited >= 2 * fopts.revoke_timeout);  // the bound for the answer, then for the peer's socket
+  CHECK(waited < wait_limit);
+  CHECK(owner_fabric->registrations().live == 0);
+  CHECK(wait_for(closed_f) == std::make_error_code(std::errc::timed_out));
+  CHECK_FALSE(owner->is_open());
+  auto revoke = peer.receive();
+  REQUIRE(revoke);
+  REQUIRE(revoke->size() == 16);
+  CHECK(packet_kind(*revoke) == 7);
+  std::uint64_t revoked = 0;
+  std::memcpy(&revoked, revoke->data() + 8, 8);
+  CHECK(revoked == handle);
+  CHECK_FALSE(peer.receive());  // then the end of the connection
+}
+
+TEST_CASE("cma revocation: an answer to no revoke is a protocol error") {
+  io_thread t;
+  auto owner_fabric = rdma::make_fabric("cma", t.io);
+  std::promise<std::shared_ptr<rdma::endpoint>> accepted;
+  auto af = accepted.get_future();
+  auto lst = owner_fabric->listen("127.0.0.1", 0, {}, [&](std::shared_ptr<rdma::endpoint> ep) { accepted.set_value(ep); });
+  hand_peer peer(lst->port());
+  CHECK(peer.handshake().kind == 2);
+  auto owner = wait_for(af);
+  std::promise<std::error_code> closed;
+  auto closed_f = closed.get_future();
+  owner->start([](std::span<const std::byte>) {}, [&](std::error_code ec) { closed.set_value(ec); });
+  peer.send(hand_peer::packet(8, {}));
+  CHECK(wait_for(closed_f) == std::make_error_code(std::errc::protocol_error));
+  CHECK_FALSE(peer.receive());
+}
+
 TEST_CASE("cma: connecting to nothing fails; closing completes pending work") {
   io_thread t;
   auto f = rdma::make_fabric("cma", t.io);

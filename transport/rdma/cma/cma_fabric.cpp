@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -39,7 +41,8 @@ enum class kind : std::uint32_t {
   access_req = 4,  // access_body: may I read/write this range of yours?
   access_rsp = 5,  // status: 0 granted, else an errno value
   grant = 6,       // grant_body: you may access this registration of mine without asking
-  revoke = 7,      // id: the handle of a grant withdrawn (its registration is gone)
+  revoke = 7,      // id: a handle of the sender's that the receiver may no longer access
+  revoke_ack = 8,  // id: the handle of a revoke processed: no access under it follows
 };
 struct packet_head {
   kind k;
@@ -102,6 +105,17 @@ int check_access(const table_entry& e, std::uint64_t addr, std::uint64_t len, op
   return 0;
 }
 
+class cma_endpoint;
+
+/// An endpoint that may access a registration with no further word from its owner: it
+/// holds a grant of it, or was answered yes to an access request under it (the transfer
+/// follows the answer).
+struct registration_user {
+  const cma_endpoint* id;  // names the endpoint while `ep` has not expired
+  std::weak_ptr<cma_endpoint> ep;
+  bool granted;
+};
+
 /// The owner's registrations. Shared by the fabric, its registrations and its endpoints.
 class registration_table {
  public:
@@ -115,36 +129,71 @@ class registration_table {
       throw std::system_error(errc_code(std::errc::no_buffer_space), "cma: registration handles exhausted");
     ++issued_;
     std::uint32_t h = next_++;
-    entries_.emplace(h, table_entry{base, size, a});
+    entries_.emplace(h, entry{table_entry{base, size, a}, {}});
     return h;
   }
-  void remove(std::uint32_t h) {
+  /// Ends registration `h`: every later request under it is refused. Returns its users.
+  std::vector<registration_user> remove(std::uint32_t h) {
     std::lock_guard lock(mu_);
-    entries_.erase(h);
+    auto it = entries_.find(h);
+    if (it == entries_.end()) return {};
+    auto users = std::move(it->second.users);
+    entries_.erase(it);
+    return users;
   }
   registration_counts counts() const {
     std::lock_guard lock(mu_);
     return {issued_, entries_.size()};
   }
-  /// 0 if the access is allowed, else the errno it is refused with.
-  int validate(std::uint32_t handle, std::uint64_t addr, std::uint64_t len, op_kind op) const {
-    std::lock_guard lock(mu_);
-    auto it = entries_.find(handle);
-    if (it == entries_.end()) return EACCES;  // forged or stale
-    return check_access(it->second, addr, len, op);
-  }
+  /// Records that `ep` holds a grant of `h`: false when `h` is gone or `ep` holds one already.
+  bool add_grantee(std::uint32_t h, cma_endpoint& ep);
+  /// 0 if the access is allowed, and then `asker` is recorded as a user of the
+  /// registration; else the errno it is refused with.
+  int validate(std::uint32_t handle, std::uint64_t addr, std::uint64_t len, op_kind op, cma_endpoint& asker);
 
  private:
+  struct entry {
+    table_entry range;
+    std::vector<registration_user> users;
+  };
+  /// The record of `ep` among `e`'s users, made (not granted) when missing.
+  static registration_user& user_of(entry& e, cma_endpoint& ep);
+
   mutable std::mutex mu_;
-  std::unordered_map<std::uint32_t, table_entry> entries_;
+  std::unordered_map<std::uint32_t, entry> entries_;
   std::uint32_t next_ = 0;
   std::uint32_t issued_ = 0;
 };
 
-class cma_endpoint;
+/// A deregistration waiting for the endpoints that used its registration: each settles its
+/// slot when its peer acknowledged the revoke or its peer's socket is gone. Thread-safe.
+class revocation {
+ public:
+  explicit revocation(std::size_t n) : settled_(n, false), left_(n) {}
+  void settle(std::size_t slot) {
+    std::lock_guard lock(mu_);
+    if (slot >= settled_.size() || settled_[slot]) return;
+    settled_[slot] = true;
+    if (--left_ == 0) cv_.notify_all();
+  }
+  /// Waits until every slot settled or `deadline`; returns the slots not settled.
+  std::vector<std::size_t> wait_until(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(mu_);
+    cv_.wait_until(lock, deadline, [this] { return left_ == 0; });
+    std::vector<std::size_t> open;
+    for (std::size_t i = 0; i < settled_.size(); ++i)
+      if (!settled_[i]) open.push_back(i);
+    return open;
+  }
 
-/// A registration, and the endpoints it was granted on (endpoint::grant), which learn of
-/// its end.
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<bool> settled_;
+  std::size_t left_;
+};
+
+/// A registration. Its destructor revokes it from its users (see the header's security model).
 class cma_registration final : public memory_registration {
  public:
   cma_registration(std::shared_ptr<registration_table> t, std::uint32_t h, std::byte* d, std::size_t n,
@@ -153,13 +202,9 @@ class cma_registration final : public memory_registration {
   ~cma_registration() override;
 
   const registration_table* table() const { return table_.get(); }
-  /// Records a grant on `ep`; false when it was granted there already. Thread-safe.
-  bool add_grantee(const std::shared_ptr<cma_endpoint>& ep) const;
 
  private:
   std::shared_ptr<registration_table> table_;
-  mutable std::mutex mu_;
-  mutable std::vector<std::weak_ptr<cma_endpoint>> grantees_;
 };
 
 // ---- one-sided transfer ------------------------------------------------------------------
@@ -198,12 +243,19 @@ int transfer(pid_t pid, std::vector<iovec> local, std::uint64_t remote_addr, std
 
 // ---- endpoint ------------------------------------------------------------------------------
 
+/// Ends of a connection: shut() stops its traffic and sends the peer the end of the
+/// connection, but keeps the socket until the peer's is gone (bounded by the revoke
+/// timeout): only then can the peer no longer use a grant (finish()).
 class cma_endpoint final : public endpoint {
  public:
-  cma_endpoint(seqpacket::socket sock, std::shared_ptr<registration_table> table, const endpoint_options& opts,
-               std::vector<std::byte> peer_pd, std::size_t peer_recv, pid_t peer_pid)
-      : sock_(std::move(sock)),
+  cma_endpoint(asio::io_context& io, seqpacket::socket sock, std::shared_ptr<registration_table> table,
+               const endpoint_options& opts, const fabric_options& fopts, std::vector<std::byte> peer_pd,
+               std::size_t peer_recv, pid_t peer_pid)
+      : io_(io),
+        sock_(std::move(sock)),
         strand_(asio::make_strand(sock_.get_executor())),
+        timer_(sock_.get_executor()),
+        revoke_timeout_(fopts.revoke_timeout),
         table_(std::move(table)),
         recv_size_(opts.recv_size),
         max_recv_(opts.max_recv),
@@ -276,17 +328,48 @@ class cma_endpoint final : public endpoint {
 
   void grant(const memory_registration& r) override {
     auto* reg = dynamic_cast<const cma_registration*>(&r);
-    if (reg == nullptr || reg->table() != table_.get() || !reg->add_grantee(shared())) return;
+    if (reg == nullptr || reg->table() != table_.get() || !table_->add_grantee(r.handle(), *this)) return;
     outgoing o;
     append_struct(o.head, packet_head{kind::grant, 0, 0});
     append_struct(o.head, grant_body{r.handle(), r.access(), reinterpret_cast<std::uint64_t>(r.data()), r.size()});
     enqueue(std::move(o));
   }
-  /// Tells the peer that the grant of `handle` is withdrawn (its registration is gone).
-  void revoke(std::uint32_t handle) {
-    outgoing o;
-    append_struct(o.head, packet_head{kind::revoke, 0, handle});
-    enqueue(std::move(o));
+  /// Withdraws the peer's use of `handle` (its registration is gone): sends a revoke, which
+  /// the peer answers once it accesses nothing under the handle any more. `waiter` (may be
+  /// null) settles `slot` then, or when the peer's socket is gone. A revoke unanswered for
+  /// the revoke timeout shuts the connection. Thread-safe.
+  void revoke(std::uint32_t handle, std::shared_ptr<revocation> waiter, std::size_t slot) {
+    asio::dispatch(strand_, [self = shared(), handle, waiter = std::move(waiter), slot]() mutable {
+      if (self->gone_) {
+        if (waiter) waiter->settle(slot);
+        return;
+      }
+      const auto deadline = std::chrono::steady_clock::now() + self->revoke_timeout_;
+      auto [it, fresh] = self->revoking_.try_emplace(handle, pending_revoke{waiter, slot, deadline});
+      if (!fresh) {  // a handle is revoked once per connection; nothing to add
+        if (waiter) waiter->settle(slot);
+        return;
+      }
+      if (self->closed_) return;  // settled when the peer's socket is gone
+      outgoing o;
+      append_struct(o.head, packet_head{kind::revoke, 0, handle});
+      self->queue_.push_back(std::move(o));
+      self->write_next();
+      if (self->revoking_.size() == 1) self->arm_timer(deadline);
+    });
+  }
+  /// Whether the calling thread is running this endpoint's io_context: it cannot wait for
+  /// what that io_context delivers.
+  bool on_io_thread() const { return io_.get_executor().running_in_this_thread(); }
+  /// Whether nothing runs this endpoint's io_context any more.
+  bool io_stopped() const { return io_.stopped(); }
+  std::chrono::milliseconds revoke_timeout() const { return revoke_timeout_; }
+  /// Ends the connection at once, from any thread: both directions of the socket shut down
+  /// (the strand, if it still runs, then finds its end). The peer reads the end of the
+  /// connection; it may still use grants until it has.
+  void cut() {
+    std::lock_guard lock(fd_mu_);
+    if (!fd_closed_) ::shutdown(sock_.native_handle(), SHUT_RDWR);
   }
 
   std::span<const std::byte> peer_private_data() const override { return peer_pd_; }
@@ -309,6 +392,11 @@ class cma_endpoint final : public endpoint {
     std::size_t total = 0;
     std::vector<iovec> iov;
     completion done;
+  };
+  struct pending_revoke {
+    std::shared_ptr<revocation> waiter;  // null: nobody waits
+    std::size_t slot;
+    std::chrono::steady_clock::time_point deadline;
   };
 
   std::shared_ptr<cma_endpoint> shared() { return std::static_pointer_cast<cma_endpoint>(shared_from_this()); }
@@ -364,15 +452,21 @@ class cma_endpoint final : public endpoint {
     });
   }
 
+  /// Keeps one receive outstanding until the socket is closed. After shut(), what arrives
+  /// is dropped: the receive only waits for the end of the peer's socket.
   void read_next() {
-    if (closed_) return;
+    if (gone_ || reading_) return;
+    reading_ = true;
     sock_.async_receive(asio::buffer(rx_), rx_flags_,
                         asio::bind_executor(strand_, [self = shared()](boost::system::error_code ec, std::size_t n) {
-                          if (self->closed_) return;
-                          if (ec) return self->shut(ec == asio::error::eof ? errc_code(std::errc::connection_reset)
-                                                                           : from_boost(ec));
-                          if (n == 0) return self->shut(errc_code(std::errc::connection_reset));  // peer closed
-                          if (!self->on_packet(std::span<const std::byte>(self->rx_.data(), n))) return;
+                          self->reading_ = false;
+                          if (self->gone_) return;
+                          if (ec || n == 0) {  // the peer's socket is gone (or ours failed)
+                            self->shut(ec && ec != asio::error::eof ? from_boost(ec)
+                                                                    : errc_code(std::errc::connection_reset));
+                            return self->finish();
+                          }
+                          if (!self->closed_) self->on_packet(std::span<const std::byte>(self->rx_.data(), n));
                           self->read_next();
                         }));
   }
@@ -407,7 +501,7 @@ class cma_endpoint final : public endpoint {
           shut(errc_code(std::errc::protocol_error));
           return false;
         }
-        int verdict = table_->validate(a.handle, a.addr, a.length, a.op);
+        int verdict = table_->validate(a.handle, a.addr, a.length, a.op, *this);
         outgoing o;
         append_struct(o.head, packet_head{kind::access_rsp, static_cast<std::uint32_t>(verdict), h.id});
         queue_.push_back(std::move(o));
@@ -426,9 +520,33 @@ class cma_endpoint final : public endpoint {
         peer_grants_[g.handle] = table_entry{reinterpret_cast<std::byte*>(g.base), static_cast<std::size_t>(g.size), g.access};
         return true;
       }
-      case kind::revoke:
+      case kind::revoke: {
+        if (h.id > std::numeric_limits<std::uint32_t>::max()) {
+          shut(errc_code(std::errc::protocol_error));
+          return false;
+        }
+        // This strand performs every transfer of this endpoint, start to end: none under
+        // the handle is in progress now, an answer to an access request under it came
+        // before the revoke (its transfer is done), and with the grant erased every later
+        // access asks the owner, which refuses it. Say so.
         peer_grants_.erase(static_cast<std::uint32_t>(h.id));
+        outgoing o;
+        append_struct(o.head, packet_head{kind::revoke_ack, 0, h.id});
+        queue_.push_back(std::move(o));
+        write_next();
         return true;
+      }
+      case kind::revoke_ack: {
+        auto it = h.id > std::numeric_limits<std::uint32_t>::max() ? revoking_.end()
+                                                                   : revoking_.find(static_cast<std::uint32_t>(h.id));
+        if (it == revoking_.end()) {  // an answer to no revoke
+          shut(errc_code(std::errc::protocol_error));
+          return false;
+        }
+        if (it->second.waiter) it->second.waiter->settle(it->second.slot);
+        revoking_.erase(it);
+        return true;
+      }
       case kind::access_rsp: {
         auto it = ops_.find(h.id);
         if (it == ops_.end()) {
@@ -451,11 +569,14 @@ class cma_endpoint final : public endpoint {
     }
   }
 
+  /// Ends the connection's traffic and sends the peer its end; finish() follows when the
+  /// peer's socket is gone, or after the revoke timeout.
   void shut(std::error_code why) {
     if (closed_.exchange(true)) return;
     boost::system::error_code ignore;
-    sock_.shutdown(seqpacket::socket::shutdown_both, ignore);
-    sock_.close(ignore);
+    sock_.shutdown(seqpacket::socket::shutdown_send, ignore);
+    drain_deadline_ = std::chrono::steady_clock::now() + revoke_timeout_;
+    arm_timer(drain_deadline_);
     auto ops = std::move(ops_);
     ops_.clear();
     auto queue = std::move(queue_);
@@ -465,12 +586,59 @@ class cma_endpoint final : public endpoint {
     for (auto& o : queue)
       if (o.done) o.done(cancelled);
     if (auto cb = std::move(on_close_)) cb(why);
-    // The receive handler may be running (shut from inside it): drop it once it returned.
-    asio::post(strand_, [self = shared()] { self->on_recv_ = nullptr; });
+    // The receive handler may be running (shut from inside it): drop it once it returned,
+    // and wait for the peer's end (a receive outstanding, also if start() never ran).
+    asio::post(strand_, [self = shared()] {
+      self->on_recv_ = nullptr;
+      self->read_next();
+    });
   }
 
+  /// Closes the socket: the peer's is gone, or we stopped waiting for it. Settles the
+  /// revocations that waited for this connection.
+  void finish() {
+    if (gone_) return;
+    gone_ = true;
+    {
+      std::lock_guard lock(fd_mu_);
+      boost::system::error_code ignore;
+      sock_.close(ignore);
+      fd_closed_ = true;
+    }
+    timer_.cancel();
+    auto pending = std::move(revoking_);
+    revoking_.clear();
+    for (auto& [handle, r] : pending)
+      if (r.waiter) r.waiter->settle(r.slot);
+  }
+
+  /// The next deadline to look at: a revoke's while open, the end of the wait for the
+  /// peer's socket after shut().
+  void arm_timer(std::chrono::steady_clock::time_point at) {
+    timer_.expires_at(at);
+    timer_.async_wait(asio::bind_executor(strand_, [self = shared()](boost::system::error_code ec) {
+      if (ec == asio::error::operation_aborted || self->gone_) return;
+      self->on_timer();
+    }));
+  }
+  void on_timer() {
+    const auto now = std::chrono::steady_clock::now();
+    if (closed_) {
+      if (now >= drain_deadline_) return finish();  // the peer kept its socket: stop waiting
+      return arm_timer(drain_deadline_);
+    }
+    if (revoking_.empty()) return;
+    auto next = std::chrono::steady_clock::time_point::max();
+    for (const auto& [handle, r] : revoking_) next = std::min(next, r.deadline);
+    if (next <= now) return shut(errc_code(std::errc::timed_out));  // a revoke unanswered in time
+    arm_timer(next);
+  }
+
+  asio::io_context& io_;
   seqpacket::socket sock_;
   asio::strand<asio::any_io_executor> strand_;
+  asio::steady_timer timer_;  // strand only: revoke deadlines, then the end of the drain
+  std::chrono::milliseconds revoke_timeout_;
   std::shared_ptr<registration_table> table_;
   std::size_t recv_size_;
   std::uint32_t max_recv_;
@@ -479,6 +647,8 @@ class cma_endpoint final : public endpoint {
   pid_t peer_pid_;
   std::atomic<std::uint32_t> posted_{0};
   std::atomic<bool> closed_{false};
+  std::mutex fd_mu_;        // the socket's descriptor: closed by finish(), shut down by cut()
+  bool fd_closed_ = false;  // under fd_mu_
 
   // Strand only.
   std::vector<std::byte> rx_;
@@ -490,22 +660,64 @@ class cma_endpoint final : public endpoint {
   std::unordered_map<std::uint64_t, pending_op> ops_;
   std::uint64_t next_op_ = 0;
   std::unordered_map<std::uint32_t, table_entry> peer_grants_;  // what the peer pre-authorized
+  bool reading_ = false;  // a receive is outstanding
+  bool gone_ = false;     // the socket is closed
+  std::chrono::steady_clock::time_point drain_deadline_;
+  std::unordered_map<std::uint32_t, pending_revoke> revoking_;  // revokes sent, not yet answered
 };
 
-cma_registration::~cma_registration() {
-  table_->remove(handle());
-  std::lock_guard lock(mu_);
-  for (auto& weak : grantees_)
-    if (auto ep = weak.lock()) ep->revoke(handle());
+registration_user& registration_table::user_of(entry& e, cma_endpoint& ep) {
+  for (auto& u : e.users)
+    if (u.id == &ep && !u.ep.expired()) return u;  // alive, so the same endpoint
+  std::erase_if(e.users, [](const registration_user& u) { return u.ep.expired(); });
+  return e.users.emplace_back(registration_user{&ep, std::static_pointer_cast<cma_endpoint>(ep.shared_from_this()), false});
 }
 
-bool cma_registration::add_grantee(const std::shared_ptr<cma_endpoint>& ep) const {
+bool registration_table::add_grantee(std::uint32_t h, cma_endpoint& ep) {
   std::lock_guard lock(mu_);
-  std::erase_if(grantees_, [](const std::weak_ptr<cma_endpoint>& w) { return w.expired(); });
-  for (const auto& w : grantees_)
-    if (w.lock() == ep) return false;
-  grantees_.push_back(ep);
+  auto it = entries_.find(h);
+  if (it == entries_.end()) return false;
+  registration_user& u = user_of(it->second, ep);
+  if (u.granted) return false;
+  u.granted = true;
   return true;
+}
+
+int registration_table::validate(std::uint32_t handle, std::uint64_t addr, std::uint64_t len, op_kind op,
+                                 cma_endpoint& asker) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(handle);
+  if (it == entries_.end()) return EACCES;  // forged or stale
+  const int verdict = check_access(it->second.range, addr, len, op);
+  if (verdict == 0) user_of(it->second, asker);
+  return verdict;
+}
+
+cma_registration::~cma_registration() {
+  const std::vector<registration_user> users = table_->remove(handle());
+  if (users.empty()) return;
+  auto waiter = std::make_shared<revocation>(users.size());
+  std::vector<std::shared_ptr<cma_endpoint>> waited(users.size());
+  auto deadline = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < users.size(); ++i) {
+    auto ep = users[i].ep.lock();
+    if (!ep) {  // its socket closed with it
+      waiter->settle(i);
+    } else if (ep->io_stopped()) {  // nothing would deliver an answer: end the connection now
+      ep->cut();
+      waiter->settle(i);
+    } else if (ep->on_io_thread()) {  // the answer would come through this thread: don't wait
+      if (users[i].granted) ep->revoke(handle(), nullptr, 0);
+      waiter->settle(i);
+    } else {
+      ep->revoke(handle(), waiter, i);
+      // The endpoint settles within two revoke timeouts (unanswered: shut, then the drain).
+      deadline = std::max(deadline, std::chrono::steady_clock::now() + 3 * ep->revoke_timeout());
+      waited[i] = std::move(ep);
+    }
+  }
+  // Past that, the io_context is not running: end the connection from here.
+  for (std::size_t i : waiter->wait_until(deadline)) waited[i]->cut();
 }
 
 pid_t peer_pid_of(seqpacket::socket& s) {
@@ -559,9 +771,9 @@ struct handshake {
 
 class cma_listener final : public listener {
  public:
-  cma_listener(asio::io_context& io, std::shared_ptr<registration_table> table, std::string host,
-               std::uint16_t port, const endpoint_options& opts, fabric::accept_handler on_accept)
-      : state_(std::make_shared<state>(io, std::move(table), opts, std::move(on_accept))), host_(std::move(host)) {
+  cma_listener(asio::io_context& io, std::shared_ptr<registration_table> table, const fabric_options& fopts,
+               std::string host, std::uint16_t port, const endpoint_options& opts, fabric::accept_handler on_accept)
+      : state_(std::make_shared<state>(io, std::move(table), fopts, opts, std::move(on_accept))), host_(std::move(host)) {
     std::mt19937 rng(std::random_device{}());
     // Port 0: try random ports; the abstract namespace has no ephemeral allocator.
     for (int attempt = 0; attempt < 200; ++attempt) {
@@ -594,12 +806,13 @@ class cma_listener final : public listener {
 
  private:
   struct state {
-    state(asio::io_context& io_, std::shared_ptr<registration_table> t, const endpoint_options& o,
-          fabric::accept_handler a)
-        : io(io_), acceptor(io_), table(std::move(t)), opts(o), on_accept(std::move(a)) {}
+    state(asio::io_context& io_, std::shared_ptr<registration_table> t, const fabric_options& f,
+          const endpoint_options& o, fabric::accept_handler a)
+        : io(io_), acceptor(io_), table(std::move(t)), fopts(f), opts(o), on_accept(std::move(a)) {}
     asio::io_context& io;
     seqpacket_acceptor acceptor;
     std::shared_ptr<registration_table> table;
+    fabric_options fopts;
     endpoint_options opts;
     fabric::accept_handler on_accept;
     bool stopped = false;
@@ -641,7 +854,8 @@ class cma_listener final : public listener {
       boost::system::error_code wec;
       hs->sock.send(asio::buffer(hs->out), 0, wec);  // small; the socket buffer is empty
       if (wec || s->stopped) return;
-      auto ep = std::make_shared<cma_endpoint>(std::move(hs->sock), s->table, s->opts, std::move(pd), peer_recv, pid);
+      auto ep = std::make_shared<cma_endpoint>(s->io, std::move(hs->sock), s->table, s->opts, s->fopts, std::move(pd),
+                                               peer_recv, pid);
       s->on_accept(std::move(ep));
     });
   }
@@ -653,7 +867,8 @@ class cma_listener final : public listener {
 
 class cma_fabric final : public fabric {
  public:
-  explicit cma_fabric(asio::io_context& io) : io_(io), table_(std::make_shared<registration_table>()) {}
+  cma_fabric(asio::io_context& io, const fabric_options& opts)
+      : io_(io), opts_(opts), table_(std::make_shared<registration_table>()) {}
 
   std::string_view provider() const override { return "cma"; }
   asio::io_context& context() const override { return io_; }
@@ -670,13 +885,15 @@ class cma_fabric final : public fabric {
                                    accept_handler on_accept) override {
     if (opts.private_data.size() > max_private_data)
       throw std::system_error(errc_code(std::errc::invalid_argument), "cma: private data too long");
-    return std::make_unique<cma_listener>(io_, table_, host, port, opts, std::move(on_accept));
+    return std::make_unique<cma_listener>(io_, table_, opts_, host, port, opts, std::move(on_accept));
   }
 
   void connect(const std::string& host, std::uint16_t port, const endpoint_options& opts,
                connect_handler done) override {
     auto hs = std::make_shared<handshake>(io_.get_executor());
     auto table = table_;
+    auto fopts = opts_;
+    auto* io = &io_;
     auto finish = std::make_shared<connect_handler>(std::move(done));
     auto fail = [hs, finish](std::error_code ec) {
       if (!*finish) return;
@@ -696,13 +913,13 @@ class cma_fabric final : public fabric {
       if (!ec) fail(errc_code(std::errc::timed_out));
     });
     hs->out = hello_packet(kind::hello, opts);
-    hs->sock.async_connect(address_of(host, port), [hs, table, opts, finish, fail](boost::system::error_code ec) {
+    hs->sock.async_connect(address_of(host, port), [hs, table, fopts, io, opts, finish, fail](boost::system::error_code ec) {
       if (ec) return fail(ec == asio::error::not_found || ec.value() == ENOENT ? errc_code(std::errc::connection_refused)
                                                                                : from_boost(ec));
-      hs->sock.async_send(asio::buffer(hs->out), 0, [hs, table, opts, finish, fail](boost::system::error_code ec, std::size_t) {
+      hs->sock.async_send(asio::buffer(hs->out), 0, [hs, table, fopts, io, opts, finish, fail](boost::system::error_code ec, std::size_t) {
         if (ec) return fail(from_boost(ec));
         hs->sock.async_receive(asio::buffer(hs->buf), hs->flags,
-                               [hs, table, opts, finish, fail](boost::system::error_code ec, std::size_t n) {
+                               [hs, table, fopts, io, opts, finish, fail](boost::system::error_code ec, std::size_t n) {
                                  std::size_t peer_recv = 0;
                                  std::vector<std::byte> pd;
                                  if (ec) return fail(from_boost(ec));
@@ -715,7 +932,7 @@ class cma_fabric final : public fabric {
                                  hs->timer.cancel();
                                  auto cb = std::move(*finish);
                                  *finish = nullptr;
-                                 cb({}, std::make_shared<cma_endpoint>(std::move(hs->sock), table, opts, std::move(pd),
+                                 cb({}, std::make_shared<cma_endpoint>(*io, std::move(hs->sock), table, opts, fopts, std::move(pd),
                                                                        peer_recv, pid));
                                });
       });
@@ -724,6 +941,7 @@ class cma_fabric final : public fabric {
 
  private:
   asio::io_context& io_;
+  fabric_options opts_;
   std::shared_ptr<registration_table> table_;
 };
 
@@ -733,6 +951,8 @@ std::string socket_name(const std::string& host, std::uint16_t port) {
   return "vnfs-rdma-cma/" + host + ":" + std::to_string(port);
 }
 
-std::unique_ptr<fabric> make_fabric(boost::asio::io_context& io) { return std::make_unique<cma_fabric>(io); }
+std::unique_ptr<fabric> make_fabric(boost::asio::io_context& io, const fabric_options& opts) {
+  return std::make_unique<cma_fabric>(io, opts);
+}
 
 }  // namespace vnfs::transport::rdma::cma
