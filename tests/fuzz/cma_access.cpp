@@ -5,29 +5,38 @@
 // carried out with process_vm_readv/writev, as between two processes.
 // Input: a byte r (r % 5 registrations), per registration 5 bytes: offset (2), length (2),
 // access (1: bits 0-1 remote_access, bit 2: deregistered at once, bit 3: pre-authorized for
-// the peer first, endpoint::grant, so that the peer checks its accesses itself); then the
-// owner sends the peer a message, which the peer receives after the grants and the revokes
-// of deregistered registrations (this input's and the previous ones'); then accesses until
-// the input ends (at most 16): kind (bit 0 write; bits 1-2 how the handle is chosen: 0 and
-// 1 a registration's, live or deregistered; 2 another fabric's; 3 four bytes of the input),
-// a registration index, then a signed offset from its start (2) and a length (2); or for
-// another fabric's handle a length (2, at most its 64 bytes) and 2 bytes unused; or the raw
-// handle (4), an address (4, added to the arena's address when bit 3 of kind is set) and a
-// length (2). With bit 4 of kind, a read's local buffer is one byte longer than the segment.
+// the peer first, endpoint::grant, so that the peer checks its accesses itself; bit 4 with
+// bit 2: deregistered in a handler on the io thread, which does not wait for the peer, else
+// from a thread that does not run the io_context, as an application does, which waits for
+// the peer to acknowledge the revoke); then the owner sends the peer a message, which the
+// peer receives after the grants and the revokes of deregistered registrations (this
+// input's and the previous ones'); then accesses until the input ends (at most 16): kind
+// (bit 0 write; bits 1-2 how the handle is chosen: 0 and 1 a registration's, live or
+// deregistered; 2 another fabric's; 3 four bytes of the input; bit 5: first the
+// registration chosen by the next byte is deregistered as an application does, and the
+// access follows at once, with nothing sent in between), a registration index, then a
+// signed offset from its start (2) and a length (2); or for another fabric's handle a
+// length (2, at most its 64 bytes) and 2 bytes unused; or the raw handle (4), an address
+// (4, added to the arena's address when bit 3 of kind is set) and a length (2). With bit 4
+// of kind, a read's local buffer is one byte longer than the segment.
 // Properties: an access succeeds exactly when its handle is live in the owner's fabric,
 // grants the access and [address, address + length) lies inside the registration, whether
-// the owner or (pre-authorized) the peer checks it;
-// otherwise it fails with permission_denied (invalid_argument for a read whose buffer
-// differs from the segment), and the connection stays up. The arena equals a model that
-// applies the granted writes, byte for byte (nothing outside a registration ever changes);
-// a granted read yields the model's bytes, and writes nothing past the read's buffer.
-// Registrations are all released at the end.
+// the owner or (pre-authorized) the peer checks it; otherwise it fails with
+// permission_denied (invalid_argument for a read whose buffer differs from the segment).
+// A registration is no longer live once its deregistration returned (as an application
+// does it) or, deregistered on the io thread, once the owner's next message arrived. The
+// connection stays up (so every revoke was answered within its bound). The arena equals a
+// model that applies the granted writes, byte for byte (nothing outside a registration
+// ever changes); a granted read yields the model's bytes, and writes nothing past the
+// read's buffer. Registrations are all released at the end.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include <utility>  // before Asio (Boost 1.74)
 #include <boost/asio.hpp>
@@ -121,6 +130,29 @@ struct harness {
     fuzz::run_until(io, [&] { return sent && peer_messages > before; });
   }
 
+  /// Deregisters `reg` as an application does, from a thread that does not run the
+  /// io_context (this one runs it meanwhile, so that the peer can answer the revoke).
+  void deregister(std::unique_ptr<rdma::memory_registration>& reg) {
+    std::atomic<bool> done{false};
+    std::thread t([&] {
+      reg.reset();
+      done = true;
+      asio::post(io, [] {});  // wakes run_until
+    });
+    fuzz::run_until(io, [&] { return done.load(); });
+    t.join();
+  }
+  /// Deregisters `reg` in a handler on the io thread, as the RPC client does when a reply
+  /// arrives: it does not wait for the peer.
+  void deregister_on_io(std::unique_ptr<rdma::memory_registration>& reg) {
+    bool done = false;
+    asio::post(io, [&] {
+      reg.reset();
+      done = true;
+    });
+    fuzz::run_until(io, [&] { return done; });
+  }
+
   /// Runs an RDMA Write of `from`, or an RDMA Read into `into`, and returns its completion code.
   std::error_code write(rpc::rdma::segment seg, std::span<const std::byte> from) {
     std::optional<std::error_code> result;
@@ -173,12 +205,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     r.reg = h->owner_fabric->register_memory(h->arena.data() + r.offset, r.length, r.access);
     r.handle = r.reg->handle();
     if (a & 8) h->owner->grant(*r.reg);
-    if (a & 4) r.reg.reset();
+    if ((a & 4) && (a & 16)) h->deregister_on_io(r.reg);
+    else if (a & 4) h->deregister(r.reg);
   }
   h->sync();
 
   for (std::size_t k = 0; k < max_accesses; ++k) {
     const std::uint8_t kind = in.u8();
+    if (kind & 32) {
+      const std::size_t gone = in.u8();
+      if (!regs.empty() && regs[gone % regs.size()].reg) h->deregister(regs[gone % regs.size()].reg);
+    }
     const std::size_t which = in.u8();
     const bool write = kind & 1;
     const registration* r = regs.empty() ? nullptr : &regs[which % regs.size()];
@@ -243,7 +280,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::require(!h->closed && h->owner->is_open() && h->peer->is_open(), "the connection stays up");
     if (in.at_end()) break;
   }
-  regs.clear();
+  for (auto& r : regs)
+    if (r.reg) h->deregister(r.reg);
   fuzz::require(h->owner_fabric->registrations().live == 0, "every registration released");
   return 0;
 }

@@ -79,7 +79,8 @@ class endpoint : public std::enable_shared_from_this<endpoint> {
   /// owner checks each access with a message (cma) tells the peer once, ahead of the next
   /// message sent here, and the peer then checks its accesses to `r` itself, with no
   /// message. Deregistering `r` withdraws it: the peer learns it before any message sent
-  /// here after the deregistration. No-op where the hardware checks accesses (verbs).
+  /// here after the deregistration, and with cma the deregistration returns only once the
+  /// peer acknowledged it (cma_fabric.hpp). No-op where the hardware checks accesses (verbs).
   virtual void grant(const memory_registration& r) { (void)r; }
 
   /// The private data the peer sent while connecting (empty if none).

@@ -670,7 +670,8 @@ registration_user& registration_table::user_of(entry& e, cma_endpoint& ep) {
   for (auto& u : e.users)
     if (u.id == &ep && !u.ep.expired()) return u;  // alive, so the same endpoint
   std::erase_if(e.users, [](const registration_user& u) { return u.ep.expired(); });
-  return e.users.emplace_back(registration_user{&ep, std::static_pointer_cast<cma_endpoint>(ep.shared_from_this()), false});
+  std::weak_ptr<cma_endpoint> weak = std::static_pointer_cast<cma_endpoint>(ep.shared_from_this());
+  return e.users.emplace_back(registration_user{&ep, std::move(weak), false});
 }
 
 bool registration_table::add_grantee(std::uint32_t h, cma_endpoint& ep) {
@@ -773,7 +774,8 @@ class cma_listener final : public listener {
  public:
   cma_listener(asio::io_context& io, std::shared_ptr<registration_table> table, const fabric_options& fopts,
                std::string host, std::uint16_t port, const endpoint_options& opts, fabric::accept_handler on_accept)
-      : state_(std::make_shared<state>(io, std::move(table), fopts, opts, std::move(on_accept))), host_(std::move(host)) {
+      : state_(std::make_shared<state>(io, std::move(table), fopts, opts, std::move(on_accept))),
+        host_(std::move(host)) {
     std::mt19937 rng(std::random_device{}());
     // Port 0: try random ports; the abstract namespace has no ephemeral allocator.
     for (int attempt = 0; attempt < 200; ++attempt) {
@@ -892,7 +894,7 @@ class cma_fabric final : public fabric {
                connect_handler done) override {
     auto hs = std::make_shared<handshake>(io_.get_executor());
     auto table = table_;
-    auto fopts = opts_;
+    auto fopts = opts_;  // what the endpoint is made with
     auto* io = &io_;
     auto finish = std::make_shared<connect_handler>(std::move(done));
     auto fail = [hs, finish](std::error_code ec) {
@@ -913,10 +915,12 @@ class cma_fabric final : public fabric {
       if (!ec) fail(errc_code(std::errc::timed_out));
     });
     hs->out = hello_packet(kind::hello, opts);
-    hs->sock.async_connect(address_of(host, port), [hs, table, fopts, io, opts, finish, fail](boost::system::error_code ec) {
+    hs->sock.async_connect(address_of(host, port), [hs, table, fopts, io, opts, finish,
+                                                    fail](boost::system::error_code ec) {
       if (ec) return fail(ec == asio::error::not_found || ec.value() == ENOENT ? errc_code(std::errc::connection_refused)
                                                                                : from_boost(ec));
-      hs->sock.async_send(asio::buffer(hs->out), 0, [hs, table, fopts, io, opts, finish, fail](boost::system::error_code ec, std::size_t) {
+      hs->sock.async_send(asio::buffer(hs->out), 0, [hs, table, fopts, io, opts, finish,
+                                                     fail](boost::system::error_code ec, std::size_t) {
         if (ec) return fail(from_boost(ec));
         hs->sock.async_receive(asio::buffer(hs->buf), hs->flags,
                                [hs, table, fopts, io, opts, finish, fail](boost::system::error_code ec, std::size_t n) {
@@ -932,8 +936,8 @@ class cma_fabric final : public fabric {
                                  hs->timer.cancel();
                                  auto cb = std::move(*finish);
                                  *finish = nullptr;
-                                 cb({}, std::make_shared<cma_endpoint>(*io, std::move(hs->sock), table, opts, fopts, std::move(pd),
-                                                                       peer_recv, pid));
+                                 cb({}, std::make_shared<cma_endpoint>(*io, std::move(hs->sock), table, opts, fopts,
+                                                                       std::move(pd), peer_recv, pid));
                                });
       });
     });

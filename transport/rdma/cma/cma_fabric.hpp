@@ -50,7 +50,12 @@
 //   guarantees for the registrations it drops on the io thread (a registration stays until
 //   the replies to the calls that used it arrived, and a responder accesses a call's chunks
 //   before replying). Deregistering from a thread that the peer's answer needs in some other
-//   way (the peer's io thread, in the same process) also waits only for the bound.
+//   way (the peer's io thread, in the same process) also waits only for the bound. When
+//   nothing runs the endpoint's io_context any more (stopped), nothing could deliver the
+//   answer: the connection is shut down at once, and the deregistration does not wait.
+// - Any end of a connection (close(), a protocol error, an unanswered revoke) works as the
+//   bound does: the endpoint shuts its sending side and keeps its socket until the peer's is
+//   gone (at most revoke_timeout), and revocations waiting on that connection settle then.
 // - The transfer targets the owner's pid as the kernel reported it for the socket
 //   (SO_PEERCRED), never a pid the peer claims.
 // - What this cannot give: process_vm_* needs ptrace rights over the peer (same uid, or
