@@ -1,7 +1,8 @@
 // bench/rdma_io — papers/003 (DAFS) Figures 3 and 4: direct reads (into registered memory)
 // through vnfs::client against vnfsd, over TCP (nfs://) and over RPC-over-RDMA with the cma
 // provider (nfs+rdma://...?provider=cma): bandwidth, client CPU utilization and client CPU
-// seconds per GiB against block size, for two access patterns:
+// seconds per GiB against block size (and per COMPOUND: the client's CPU microseconds and its
+// voluntary and involuntary context switches, all threads), for two access patterns:
 // - random (Figures 3-4 left, "without read-ahead"): random block-aligned offsets, `depth`
 //   blocks in flight (depth 1: one read outstanding at a time, as in the paper);
 // - sequential (Figures 3-4 right, "with read-ahead"): the file in order, as the DAFS client
