@@ -1,7 +1,8 @@
 // bench/rdma_io — papers/003 (DAFS) Figures 3 and 4: direct reads (into registered memory)
 // through vnfs::client against vnfsd, over TCP (nfs://) and over RPC-over-RDMA with the cma
 // provider (nfs+rdma://...?provider=cma): bandwidth, client CPU utilization and client CPU
-// seconds per GiB against block size, for two access patterns:
+// seconds per GiB against block size (and per COMPOUND: the client's CPU microseconds and its
+// voluntary and involuntary context switches, all threads), for two access patterns:
 // - random (Figures 3-4 left, "without read-ahead"): random block-aligned offsets, `depth`
 //   blocks in flight (depth 1: one read outstanding at a time, as in the paper);
 // - sequential (Figures 3-4 right, "with read-ahead"): the file in order, as the DAFS client
@@ -58,14 +59,24 @@ struct result {
   std::uint64_t reads = 0, bytes = 0;
   double seconds = 0, cpu_seconds = 0;
   std::uint64_t compounds = 0, bytes_direct = 0, bytes_copied = 0;
+  std::uint64_t voluntary_switches = 0, involuntary_switches = 0;  // the client process's, all threads
 };
 
-double cpu_now() {
+/// The client process's CPU time and context switches so far (getrusage, every thread).
+struct usage {
+  double cpu_seconds = 0;
+  std::uint64_t voluntary_switches = 0, involuntary_switches = 0;
+};
+
+usage usage_now() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  return {static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+              static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6,
+          static_cast<std::uint64_t>(u.ru_nvcsw), static_cast<std::uint64_t>(u.ru_nivcsw)};
 }
+
+double cpu_now() { return usage_now().cpu_seconds; }
 
 /// One run: `pattern` random (random block-aligned offsets, `depth` blocks in flight, each
 /// slot reissued as soon as its block completes) or sequential (blocks in file order, wrapping
@@ -102,7 +113,7 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
   };
 
   vnfs::client_stats s0 = c.stats();
-  double cpu0 = cpu_now();
+  const usage u0 = usage_now();
   auto start = clock_type::now();
   auto deadline = start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
   std::uint64_t issued = 0, done = 0;
@@ -151,7 +162,10 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
   }
   result r;
   r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  r.cpu_seconds = cpu_now() - cpu0;
+  const usage u1 = usage_now();
+  r.cpu_seconds = u1.cpu_seconds - u0.cpu_seconds;
+  r.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
+  r.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
   vnfs::client_stats s1 = c.stats();
   r.pattern = pattern;
   r.size = size;
@@ -413,10 +427,13 @@ int main(int argc, char** argv) try {
         r.transport = t;
         double gib = static_cast<double>(r.bytes) / double(1u << 30);
         std::fprintf(stderr,
-                     "%8.1f MB/s, client CPU %5.1f%%, %6.3f s/GiB (%llu blocks, %llu COMPOUNDs, %llu direct, %llu copied bytes)\n",
+                     "%8.1f MB/s, client CPU %5.1f%%, %6.3f s/GiB, %.1f us and %.2f+%.2f context switches per "
+                     "COMPOUND (%llu blocks, %llu COMPOUNDs, %llu direct, %llu copied bytes)\n",
                      double(r.bytes) / r.seconds / 1e6, 100 * r.cpu_seconds / r.seconds, r.cpu_seconds / gib,
-                     static_cast<unsigned long long>(r.reads), static_cast<unsigned long long>(r.compounds),
-                     static_cast<unsigned long long>(r.bytes_direct), static_cast<unsigned long long>(r.bytes_copied));
+                     1e6 * r.cpu_seconds / double(r.compounds), double(r.voluntary_switches) / double(r.compounds),
+                     double(r.involuntary_switches) / double(r.compounds), static_cast<unsigned long long>(r.reads),
+                     static_cast<unsigned long long>(r.compounds), static_cast<unsigned long long>(r.bytes_direct),
+                     static_cast<unsigned long long>(r.bytes_copied));
         results.push_back(r);
       }
     }
@@ -470,7 +487,8 @@ int main(int argc, char** argv) try {
       << ", \"cpu_seconds\": " << r.cpu_seconds << ", \"cpu_utilization_percent\": " << 100 * r.cpu_seconds / r.seconds
       << ", \"cpu_seconds_per_gib\": " << r.cpu_seconds / gib
       << ", \"compounds\": " << r.compounds << ", \"payload_bytes_direct\": " << r.bytes_direct
-      << ", \"payload_bytes_copied\": " << r.bytes_copied << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+      << ", \"payload_bytes_copied\": " << r.bytes_copied << ", \"voluntary_switches\": " << r.voluntary_switches
+      << ", \"involuntary_switches\": " << r.involuntary_switches << "}" << (i + 1 < results.size() ? "," : "") << "\n";
   }
   o << "  ],\n  \"vreads\": [\n";
   for (std::size_t i = 0; i < vreads.size(); ++i) {

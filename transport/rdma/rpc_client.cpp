@@ -1,5 +1,7 @@
 #include "transport/rdma/rpc_client.hpp"
 
+#include <algorithm>
+
 #include "transport/rdma/chunks.hpp"
 
 namespace vnfs::transport::rdma {
@@ -112,12 +114,15 @@ void rpc_client::send_one(std::unique_ptr<pending> p) {
     }
 
     // The call: inline, WRITE payloads by Read chunk, or all of it by a position-zero chunk.
-    gather_list body;
+    // Each header is encoded once; the one sent leads the gather list.
+    gather_list g;
     auto chain = msg.chain();
-    std::size_t header_size = encode(h).size();
-    if (header_size + msg.size() <= inline_send_) {
+    p->header = encode(h);
+    if (p->header.size() + msg.size() <= inline_send_) {
+      g.reserve(1 + chain.size());
+      g.push_back(p->header);
       for (auto& piece : chain)
-        if (!piece.bytes.empty()) body.push_back(piece.bytes);
+        if (!piece.bytes.empty()) g.push_back(piece.bytes);
       stats_.inline_calls++;
     } else {
       reduced_stream red = reduce(chain, opts_.ddp_threshold, rr::max_list_entries);
@@ -131,9 +136,12 @@ void rpc_client::send_one(std::unique_ptr<pending> p) {
             {item.position, expose(p->call, data, item.data.size(), remote_access::read, read_regs)});
         offered += item.data.size();
       }
-      if (!red.items.empty() && encode(with_reads).size() + total_size(red.inline_part) <= inline_send_) {
-        h = std::move(with_reads);
-        body = std::move(red.inline_part);
+      std::vector<std::byte> reads_header = red.items.empty() ? std::vector<std::byte>{} : encode(with_reads);
+      if (!red.items.empty() && reads_header.size() + total_size(red.inline_part) <= inline_send_) {
+        p->header = std::move(reads_header);
+        g.reserve(1 + red.inline_part.size());
+        g.push_back(p->header);
+        g.insert(g.end(), red.inline_part.begin(), red.inline_part.end());
         stats_.bytes_offered += offered;
         for (auto& r : read_regs) p->regs.push_back(std::move(r));
         stats_.read_chunk_calls++;
@@ -151,14 +159,12 @@ void rpc_client::send_one(std::unique_ptr<pending> p) {
             h.read_list.push_back({0, expose(p->call, data, piece.bytes.size(), remote_access::read, p->regs)});
           }
         }
+        p->header = encode(h);
+        g.push_back(p->header);
         stats_.bytes_offered += msg.size();
         stats_.nomsg_calls++;
       }
     }
-    p->header = encode(h);
-    gather_list g;
-    g.push_back(p->header);
-    g.insert(g.end(), body.begin(), body.end());
     stats_.bytes_sent += total_size(g);
     stats_.calls++;
     ep_->post_send(std::move(g), [](std::error_code) {
@@ -169,8 +175,7 @@ void rpc_client::send_one(std::unique_ptr<pending> p) {
   } catch (const std::out_of_range&) {
     return p->done(errc_code(std::errc::message_size), {});
   }
-  std::uint32_t xid = p->call.xid;
-  outstanding_[xid] = std::move(p);
+  outstanding_.push_back(std::move(p));
   stats_.max_outstanding = std::max<std::uint32_t>(stats_.max_outstanding, static_cast<std::uint32_t>(outstanding_.size()));
 }
 
@@ -199,9 +204,9 @@ void rpc_client::on_message(std::span<const std::byte> m) {
     return lost(errc_code(std::errc::connection_aborted));  // not a v1 reply: nothing to trust
   }
   granted_ = h.credits;
-  auto it = outstanding_.find(h.xid);
+  auto it = find_outstanding(h.xid);
   if (it == outstanding_.end()) return pump();  // a reply to nothing outstanding: dropped
-  pending& p = *it->second;
+  pending& p = **it;
 
   if (h.type == rr::msg_type::rdma_error) {
     complete(h.xid, errc_code(h.error == rr::error_code::err_vers ? std::errc::protocol_not_supported
@@ -249,16 +254,19 @@ void rpc_client::on_message(std::span<const std::byte> m) {
   pump();
 }
 
+std::vector<std::unique_ptr<rpc_client::pending>>::iterator rpc_client::find_outstanding(std::uint32_t xid) {
+  return std::find_if(outstanding_.begin(), outstanding_.end(), [xid](const auto& p) { return p->call.xid == xid; });
+}
+
 void rpc_client::complete(std::uint32_t xid, std::error_code ec, rpc_result r) {
-  auto it = outstanding_.find(xid);
+  auto it = find_outstanding(xid);
   if (it == outstanding_.end()) return;
-  auto p = std::move(it->second);
+  reply_handler done = std::move((*it)->done);
+  // Before the caller hears of it, the call is gone: the per-call registrations are
+  // released and the caller's own are no longer held by it (its last holder may release
+  // them). What is left to do after `done` (which may wake a waiting caller) is little.
   outstanding_.erase(it);
-  // Before the caller hears of it: the per-call registrations are gone and the caller's own
-  // are no longer held by the call (its last holder may release them).
-  p->regs.clear();
-  p->call.registered.clear();
-  p->done(ec, std::move(r));
+  done(ec, std::move(r));
 }
 
 void rpc_client::fail_all(std::error_code ec) {
@@ -266,7 +274,7 @@ void rpc_client::fail_all(std::error_code ec) {
   outstanding_.clear();
   auto wait = std::move(waiting_);
   waiting_.clear();
-  for (auto& [xid, p] : out) {
+  for (auto& p : out) {
     p->regs.clear();
     p->call.registered.clear();
     p->done(ec, {});

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -151,6 +150,8 @@ class rpc_client : public std::enable_shared_from_this<rpc_client> {
   rpc::rdma::segment expose(const rpc_call& c, std::byte* data, std::size_t size, remote_access access,
                             std::vector<std::unique_ptr<memory_registration>>& made);
   void on_message(std::span<const std::byte> m);
+  /// The outstanding call with this xid, or outstanding_.end().
+  std::vector<std::unique_ptr<pending>>::iterator find_outstanding(std::uint32_t xid);
   void complete(std::uint32_t xid, std::error_code ec, rpc_result r);
   void fail_all(std::error_code ec);
   void lost(std::error_code ec);
@@ -162,7 +163,7 @@ class rpc_client : public std::enable_shared_from_this<rpc_client> {
   std::uint32_t inline_send_ = rpc::rdma::default_inline_size;
   std::uint32_t granted_ = 1;  // before the first reply
   std::deque<std::unique_ptr<pending>> waiting_;
-  std::map<std::uint32_t, std::unique_ptr<pending>> outstanding_;
+  std::vector<std::unique_ptr<pending>> outstanding_;  // sent, in order (at most max_credits)
   bool closed_ = false;
   rpc_client_stats stats_;
 };
