@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "state_leftovers.hpp"
 #include "test_pattern.hpp"
 #include "tree_digest.hpp"
 #include "vnfs/client.hpp"
@@ -22,7 +23,6 @@
 #include "vnfs/transaction.hpp"
 
 using namespace vnfs;
-using vnfs::txn_test::leftover_journals;
 using vnfs::txn_test::tree_digest;
 
 namespace {
@@ -137,5 +137,5 @@ TEST_CASE("vnfsd killed at random moments under transactional load: every tree w
   CHECK(committed > 0);
   CHECK(aborted > 0);  // at least one kill met a transaction in flight
   (void)p.stop();
-  CHECK(leftover_journals(d.path()) == 0);
+  CHECK(vnfs::txn_test::state_leftovers(d.path()).empty());
 }
