@@ -7,6 +7,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -405,6 +406,9 @@ TEST_CASE("isolation: 8 clients transfer between accounts in transactions, every
             ++lost;
             break;
           }
+          // A pause (1 ms more per run, up to 8 ms) lets the older transactions finish
+          // instead of competing with retries that would die against them again.
+          std::this_thread::sleep_for(std::chrono::milliseconds(std::min(a, 8)));
           t = transaction::begin(c, t);
         }
       }
