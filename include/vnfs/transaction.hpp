@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <system_error>
 
 #include "vnfs/client.hpp"
@@ -51,6 +52,28 @@ class transaction {
   static auto async_begin(client& c, Token&& token) {
     return detail::initiate_value<transaction>(std::forward<Token>(token), c.executor_,
                                                [&c](transaction* out, detail::done_fn d) { begin(c, out, std::move(d)); });
+  }
+
+  /// Begins a transaction that runs again the work of `retried`, which began on `c` and
+  /// which the server rolled back because an older transaction needed what it held (a call
+  /// inside failed with an item error NFS4ERR_DEADLOCK, or the transaction was wounded while
+  /// idle: errc::transaction_aborted). The new transaction keeps `retried`'s age, its
+  /// priority when transactions conflict (docs/transactions.md, "No deadlock"): a transfer
+  /// tried again this way becomes the oldest in the end and commits, instead of starving as
+  /// the youngest. The server keeps an age for its --txn-max-age (120 s) from the first
+  /// begin; later, or if `retried` ended otherwise (or is still open), the new transaction
+  /// begins as any other. Throws as begin(c).
+  static transaction begin(client& c, const transaction& retried);
+  static void begin(client& c, const transaction& retried, transaction* out, detail::done_fn done);
+  static void async_begin(client& c, const transaction& retried, transaction* out, completion_group& g,
+                          std::uint64_t tag) {
+    begin(c, retried, out, detail::to_group(g, tag));
+  }
+  template <class Token>
+  static auto async_begin(client& c, const transaction& retried, Token&& token) {
+    return detail::initiate_value<transaction>(
+        std::forward<Token>(token), c.executor_,
+        [&c, &retried](transaction* out, detail::done_fn d) { begin(c, retried, out, std::move(d)); });
   }
 
   transaction() = default;
@@ -109,6 +132,8 @@ class transaction {
   /// Where token handlers without an executor of their own run: the client's
   /// client_options::executor (none before begin).
   const boost::asio::any_io_executor& executor() const noexcept;
+  /// begin(), with TXN_RETRY of `retries` if given.
+  static void start(client& c, std::optional<std::uint64_t> retries, transaction* out, detail::done_fn done);
 
   struct impl;
   std::shared_ptr<impl> impl_;

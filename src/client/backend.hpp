@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -124,11 +125,13 @@ class backend {
   // ---- Transactions spanning COMPOUNDs (vnfs::transaction, docs/transactions.md). The
   // defaults: errc::transactions_unsupported (file://).
   /// Sends VNFS_TXN `action` (nfs4::txn_action4: TXN_BEGIN, TXN_COMMIT, TXN_ABORT,
-  /// TXN_STATUS) for `txnid` alone in a COMPOUND; *outcome gets TXN_STATUS's answer
-  /// (nfs4::txn_outcome4), or txn_outcome_unanswered when no answer arrived. A server
-  /// without the extension: errc::transactions_unsupported.
-  virtual void txn_control(std::uint32_t action, std::uint64_t txnid, std::uint32_t* outcome, done_fn done) {
-    (void)action, (void)txnid, (void)outcome;
+  /// TXN_STATUS) for `txnid` alone in a COMPOUND; with TXN_BEGIN, `retries` names the
+  /// transaction whose work it runs again (flag TXN_RETRY: it keeps that one's age). *outcome
+  /// gets TXN_STATUS's answer (nfs4::txn_outcome4), or txn_outcome_unanswered when no answer
+  /// arrived. A server without the extension: errc::transactions_unsupported.
+  virtual void txn_control(std::uint32_t action, std::uint64_t txnid, std::optional<std::uint64_t> retries,
+                           std::uint32_t* outcome, done_fn done) {
+    (void)action, (void)txnid, (void)retries, (void)outcome;
     done(make_error_code(errc::transactions_unsupported), 0);
   }
   /// A backend whose vectorized calls run in the open transaction `link` (their COMPOUNDs

@@ -56,7 +56,7 @@ struct transaction::impl : std::enable_shared_from_this<impl> {
   void send(txn_action4 action, done_fn done, bool may_ask) {
     auto outcome = std::make_shared<std::uint32_t>(0);
     auto self = shared_from_this();
-    base->txn_control(static_cast<std::uint32_t>(action), link->txnid, outcome.get(),
+    base->txn_control(static_cast<std::uint32_t>(action), link->txnid, std::nullopt, outcome.get(),
                       [self, action, outcome, done = std::move(done), may_ask](std::error_code ec, std::size_t) mutable {
                         if (*outcome != detail::txn_outcome_unanswered) {  // the server answered VNFS_TXN
                           if (!ec) return self->finish(action == txn_action4::TXN_COMMIT ? txn_state::committed : txn_state::aborted, done);
@@ -74,7 +74,7 @@ struct transaction::impl : std::enable_shared_from_this<impl> {
   void ask(done_fn done) {
     auto outcome = std::make_shared<std::uint32_t>(0);
     auto self = shared_from_this();
-    base->txn_control(static_cast<std::uint32_t>(txn_action4::TXN_STATUS), link->txnid, outcome.get(),
+    base->txn_control(static_cast<std::uint32_t>(txn_action4::TXN_STATUS), link->txnid, std::nullopt, outcome.get(),
                       [self, outcome, done = std::move(done)](std::error_code ec, std::size_t) mutable {
                         if (ec) return self->finish(txn_state::unknown, done);
                         switch (static_cast<txn_outcome4>(*outcome)) {
@@ -114,7 +114,13 @@ std::uint64_t random_txnid() {
 
 }  // namespace
 
-void transaction::begin(client& c, transaction* out, done_fn done) {
+void transaction::begin(client& c, transaction* out, done_fn done) { start(c, std::nullopt, out, std::move(done)); }
+
+void transaction::begin(client& c, const transaction& retried, transaction* out, done_fn done) {
+  start(c, retried.impl_ ? std::optional<std::uint64_t>(retried.id()) : std::nullopt, out, std::move(done));
+}
+
+void transaction::start(client& c, std::optional<std::uint64_t> retries, transaction* out, done_fn done) {
   if (!c.backend_ || c.backend_->registrations().closed()) return done(make_error_code(errc::closed), 0);
   auto link = std::make_shared<detail::txn_link>(random_txnid());
   std::unique_ptr<detail::backend> v = c.backend_->txn_view(link);
@@ -124,7 +130,7 @@ void transaction::begin(client& c, transaction* out, done_fn done) {
   im->link = link;
   im->view.emplace(client(std::move(v), c.executor_));
   auto outcome = std::make_shared<std::uint32_t>(0);
-  im->base->txn_control(static_cast<std::uint32_t>(txn_action4::TXN_BEGIN), link->txnid, outcome.get(),
+  im->base->txn_control(static_cast<std::uint32_t>(txn_action4::TXN_BEGIN), link->txnid, retries, outcome.get(),
                         [im, out, outcome, done = std::move(done)](std::error_code ec, std::size_t) {
                           if (ec) {
                             im->link->st = detail::txn_link::ended;
@@ -139,6 +145,13 @@ void transaction::begin(client& c, transaction* out, done_fn done) {
 transaction transaction::begin(client& c) {
   transaction t;
   if (std::error_code ec = wait([&](done_fn d) { begin(c, &t, std::move(d)); }))
+    throw std::system_error(ec, "vnfs: transaction::begin");
+  return t;
+}
+
+transaction transaction::begin(client& c, const transaction& retried) {
+  transaction t;
+  if (std::error_code ec = wait([&](done_fn d) { begin(c, retried, &t, std::move(d)); }))
     throw std::system_error(ec, "vnfs: transaction::begin");
   return t;
 }

@@ -319,6 +319,21 @@ void codec<LOCKU4res>::decode(decoder& d, LOCKU4res& v) {
   if (v.status == nfsstat4::NFS4_OK) xdr::decode(d, v.lock_stateid);
 }
 
+// ---- txn_ops.hpp
+
+void codec<VNFS_TXN4args>::encode(encoder& e, const VNFS_TXN4args& v) {
+  e.put_u32(v.action);
+  e.put_u64(v.txnid);
+  e.put_u32(v.flags);
+  if (v.flags & TXN_RETRY) e.put_u64(v.retries);
+}
+void codec<VNFS_TXN4args>::decode(decoder& d, VNFS_TXN4args& v) {
+  v.action = d.get_u32();
+  v.txnid = d.get_u64();
+  v.flags = d.get_u32();
+  v.retries = v.flags & TXN_RETRY ? d.get_u64() : 0;
+}
+
 // ---- session_ops.hpp
 
 void codec<state_protect4_a>::encode(encoder& e, const state_protect4_a& v) {

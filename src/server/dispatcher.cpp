@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <optional>
 #include <type_traits>
 #include <variant>
 
@@ -189,9 +190,9 @@ nfs4::VNFS_TXN4res compound_run::start_transaction(const nfs4::VNFS_TXN4args& a,
   using nfs4::txn_action4;
   nfs4::VNFS_TXN4res res;
   res.status = nfsstat4::NFS4ERR_INVAL;
-  if (a.flags != 0) return res;
   txn::manager& m = state_.txns;
   const auto action = static_cast<txn_action4>(a.action);
+  if ((a.flags & ~nfs4::TXN_RETRY) != 0 || ((a.flags & nfs4::TXN_RETRY) && action != txn_action4::TXN_BEGIN)) return res;
   const bool alone = numops == 2;
   switch (action) {
     case txn_action4::TXN_ONE_COMPOUND:
@@ -206,8 +207,12 @@ nfs4::VNFS_TXN4res compound_run::start_transaction(const nfs4::VNFS_TXN4args& a,
     case txn_action4::TXN_COMMIT:
     case txn_action4::TXN_ABORT:
       if (action == txn_action4::TXN_ABORT && !alone) return res;
-      res.status = action == txn_action4::TXN_BEGIN ? m.begin_open(ctx_.clientid, a.txnid, ctx_.txn)
-                                                    : m.join_open(ctx_.clientid, a.txnid, ctx_.txn);
+      if (action == txn_action4::TXN_BEGIN) {
+        const auto retries = a.flags & nfs4::TXN_RETRY ? std::optional<std::uint64_t>(a.retries) : std::nullopt;
+        res.status = m.begin_open(ctx_.clientid, a.txnid, retries, ctx_.txn);
+      } else {
+        res.status = m.join_open(ctx_.clientid, a.txnid, ctx_.txn);
+      }
       if (res.status != nfsstat4::NFS4_OK) return res;
       holding_ = holding::open;
       open_txnid_ = a.txnid;
@@ -235,13 +240,14 @@ nfsstat4 compound_run::end_transaction(nfsstat4 status) {
   nfsstat4 ended = nfsstat4::NFS4_OK;
   if (ctx_.txn) ctx_.txn->end_compound();
   if (holding_ == holding::single) {
-    // One that died is answered as not begun and comes again with its txnid: no outcome.
-    ended = state_.txns.end_single(std::move(single_), ok, !died_);
+    // One that died is answered as not begun and comes again with its txnid: no outcome,
+    // and its age is kept for that run.
+    ended = state_.txns.end_single(std::move(single_), ok, died_);
   } else if (holding_ == holding::open) {
     // A failure rolls the transaction back if this COMPOUND changed anything; one that
-    // changed nothing leaves it as it was.
+    // changed nothing leaves it as it was. One that died keeps its age for a retry.
     using ending = txn::manager::ending;
-    const ending e = !ok ? (died_ || ctx_.txn->changes() != records_at_start_ ? ending::abort : ending::keep)
+    const ending e = !ok ? (died_ ? ending::die : ctx_.txn->changes() != records_at_start_ ? ending::abort : ending::keep)
                      : commit_at_end_ ? ending::commit
                                       : ending::keep;
     ended = state_.txns.leave_open(open_txnid_, e);

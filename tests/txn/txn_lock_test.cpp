@@ -2,7 +2,7 @@
 // hand-built COMPOUNDs from separate client IDs so that the order of events is exact:
 // transactions on disjoint directories are open at once and both commit; conflicting ones
 // are resolved by age (the younger requester dies, an older requester rolls back an idle
-// younger holder); a plain COMPOUND that touches a locked object is refused whole with
+// younger holder; a transaction run again keeps the age of the one that died); a plain COMPOUND that touches a locked object is refused whole with
 // NFS4ERR_DELAY and never sees uncommitted state, while disjoint work proceeds. The lock
 // table's rules are also checked on their own.
 #include <catch2/catch.hpp>
@@ -205,6 +205,66 @@ TEST_CASE("conflicting transactions: the younger requester dies, an older one ro
   }
 }
 
+TEST_CASE("a transaction run again keeps the age of the one that died, and so is older than those begun since",
+          "[txn][lock]") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "lk");
+  const auto dir = srv.export_dir() / wd;
+  std::filesystem::create_directory(dir / "A");
+  std::filesystem::create_directory(dir / "Y");
+  party older(srv, wd), retrying(srv, wd), later(srv, wd);
+  const auto one = pattern(100, 1), two = pattern(200, 2), three = pattern(300, 3);
+  const auto begin_retry = [](std::uint64_t id, std::uint64_t retries) {
+    return VNFS_TXN4args{static_cast<std::uint32_t>(txn_action4::TXN_BEGIN), id, TXN_RETRY, retries};
+  };
+
+  SECTION("spanning COMPOUNDs: TXN_BEGIN with TXN_RETRY") {
+    auto r = older.in_txn(txn(txn_action4::TXN_BEGIN, 901), {LOOKUP4args{"A"}, open_create(older.c, "f")});
+    REQUIRE(r.status == nfsstat4::NFS4_OK);
+    // 902 meets A, which the older 901 holds: it dies.
+    r = retrying.in_txn(txn(txn_action4::TXN_BEGIN, 902), {LOOKUP4args{"A"}, open_create(retrying.c, "g")});
+    CHECK(r.status == nfsstat4::NFS4ERR_DEADLOCK);
+    CHECK(outcome(r) == txn_outcome4::TXN_ABORTED);
+    // 903 begins after 902 and holds Y, idle.
+    r = later.in_txn(txn(txn_action4::TXN_BEGIN, 903), {LOOKUP4args{"Y"}, open_create(later.c, "t"), write_at(0, three)});
+    REQUIRE(r.status == nfsstat4::NFS4_OK);
+    // 904 runs 902's work again with 902's age: older than 903, it rolls 903 back instead of
+    // dying.
+    r = retrying.in_txn(begin_retry(904, 902), {LOOKUP4args{"Y"}, open_create(retrying.c, "r"), write_at(0, two)});
+    REQUIRE(r.status == nfsstat4::NFS4_OK);
+    CHECK(outcome(r) == txn_outcome4::TXN_OPEN);
+    CHECK_FALSE(std::filesystem::exists(dir / "Y" / "t"));
+    CHECK(txn_status(later.control(txn(txn_action4::TXN_COMMIT, 903))) == nfsstat4::NFS4ERR_EXPIRED);
+    CHECK(outcome(later.control(txn(txn_action4::TXN_STATUS, 903))) == txn_outcome4::TXN_ABORTED);
+    // An age is taken once: a second retry of 902 begins as a new transaction, younger than
+    // 904, and dies at Y.
+    r = retrying.in_txn(begin_retry(905, 902), {LOOKUP4args{"Y"}, open_create(retrying.c, "u")});
+    CHECK(r.status == nfsstat4::NFS4ERR_DEADLOCK);
+    CHECK(outcome(retrying.control(txn(txn_action4::TXN_COMMIT, 904))) == txn_outcome4::TXN_COMMITTED);
+    CHECK(outcome(older.control(txn(txn_action4::TXN_COMMIT, 901))) == txn_outcome4::TXN_COMMITTED);
+    CHECK(read_local(dir / "Y" / "r") == two);
+    CHECK_FALSE(std::filesystem::exists(dir / "Y" / "u"));
+  }
+  SECTION("a single-COMPOUND transaction sent again with its txnid") {
+    auto r = older.in_txn(txn(txn_action4::TXN_BEGIN, 911), {LOOKUP4args{"A"}, open_create(older.c, "f")});
+    REQUIRE(r.status == nfsstat4::NFS4_OK);
+    const std::vector<nfs_argop4> ops{SAVEFH4args{}, LOOKUP4args{"Y"}, open_create(retrying.c, "s"), write_at(0, two),
+                                      RESTOREFH4args{}, LOOKUP4args{"A"}, open_create(retrying.c, "g")};
+    r = retrying.in_txn(txn(txn_action4::TXN_ONE_COMPOUND, 912), ops);
+    CHECK(r.status == nfsstat4::NFS4ERR_DELAY);  // died at A
+    CHECK(r.resarray.size() == 2);
+    r = later.in_txn(txn(txn_action4::TXN_BEGIN, 913), {LOOKUP4args{"Y"}, open_create(later.c, "t"), write_at(0, three)});
+    REQUIRE(r.status == nfsstat4::NFS4_OK);
+    CHECK(outcome(older.control(txn(txn_action4::TXN_COMMIT, 911))) == txn_outcome4::TXN_COMMITTED);
+    // Sent again, 912 is older than 913 (begun after its first run): it rolls 913 back.
+    r = retrying.in_txn(txn(txn_action4::TXN_ONE_COMPOUND, 912), ops);
+    CHECK(r.status == nfsstat4::NFS4_OK);
+    CHECK(read_local(dir / "Y" / "s") == two);
+    CHECK_FALSE(std::filesystem::exists(dir / "Y" / "t"));
+    CHECK(outcome(later.control(txn(txn_action4::TXN_STATUS, 913))) == txn_outcome4::TXN_ABORTED);
+  }
+}
+
 TEST_CASE("a plain READ, GETATTR or READDIR of a locked object never sees uncommitted state", "[txn][lock]") {
   test_server& srv = server_of(server_kind::vnfsd);
   const std::string wd = new_workdir(srv, "lk");
@@ -261,8 +321,7 @@ TEST_CASE("the lock table: wait-die by age, wounds for idle holders, pins of pla
   const lock_request s1{k1, lock_mode::shared}, x1{k1, lock_mode::exclusive}, x2{k2, lock_mode::exclusive};
   CHECK(t.enter_plain());  // no transaction: unchecked
   t.leave_plain(true);
-  const std::uint64_t a = t.enroll(), b = t.enroll();  // a is older
-  CHECK(a < b);
+  const std::uint64_t a = t.enroll(100), b = t.enroll(200);  // a is older
   CHECK_FALSE(t.enter_plain());
   std::uint64_t victim = 0;
   // Shared locks are compatible; b's upgrade meets a's shared lock, and a is older: b dies.
@@ -290,6 +349,20 @@ TEST_CASE("the lock table: wait-die by age, wounds for idle holders, pins of pla
   CHECK(t.pin(std::span(&x1, 1), true, milliseconds(0)));
   CHECK(t.size() == 1);
   t.unpin(std::span(&x1, 1));
+  CHECK(t.size() == 0);
+  // A transaction enrolled later with an older age (one run again) is the older; of two of
+  // the same age, the one enrolled first.
+  const std::uint64_t d = t.enroll(60), c = t.enroll(50), e = t.enroll(50);
+  CHECK(t.age_of(c) == 50);
+  CHECK(t.lock(d, std::span(&x1, 1), victim) == lock_table::verdict::granted);
+  t.set_busy(d, false);
+  CHECK(t.lock(c, std::span(&x1, 1), victim) == lock_table::verdict::wound);
+  CHECK(victim == d);
+  t.release(d);
+  CHECK(t.lock(c, std::span(&x1, 1), victim) == lock_table::verdict::granted);
+  CHECK(t.lock(e, std::span(&x1, 1), victim) == lock_table::verdict::die);
+  t.release(e);
+  t.release(c);
   CHECK(t.size() == 0);
   CHECK(t.enter_plain());
   t.leave_plain(true);

@@ -408,9 +408,17 @@ TEST_CASE("VNFS_TXN anywhere but right after SEQUENCE is NFS4ERR_INVAL", "[txn]"
   CHECK(r.status == nfsstat4::NFS4ERR_INVAL);
   CHECK_FALSE(std::filesystem::exists(srv.export_dir() / wd / "x"));
   txn_client t(srv, wd);
-  auto bad_flags = t.c.call({VNFS_TXN4args{1, 8, 1}, PUTROOTFH4args{}});
-  CHECK(bad_flags.status == nfsstat4::NFS4ERR_INVAL);
-  CHECK(bad_flags.resarray.size() == 2);
+  // Undefined flags, and TXN_RETRY with anything but TXN_BEGIN: refused, nothing runs.
+  for (const VNFS_TXN4args bad : {VNFS_TXN4args{1, 8, 2}, VNFS_TXN4args{1, 9, TXN_RETRY, 8},
+                                  VNFS_TXN4args{static_cast<std::uint32_t>(txn_action4::TXN_JOIN), 10, TXN_RETRY, 8}}) {
+    std::vector<nfs_argop4> ops{bad};
+    for (auto& o : t.to_wd()) ops.push_back(std::move(o));
+    ops.push_back(create_dir("y"));
+    auto bad_flags = t.c.call(std::move(ops));
+    CHECK(bad_flags.status == nfsstat4::NFS4ERR_INVAL);
+    CHECK(bad_flags.resarray.size() == 2);
+  }
+  CHECK_FALSE(std::filesystem::exists(srv.export_dir() / wd / "y"));
 }
 
 TEST_CASE("a server without the extension executes nothing of a transactional COMPOUND", "[txn][ganesha]") {

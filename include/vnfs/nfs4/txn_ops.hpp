@@ -46,13 +46,20 @@ enum class txn_outcome4 : std::uint32_t {
 /// did. Asked later, TXN_UNKNOWN may be a forgotten commit (docs/transactions.md).
 inline constexpr std::uint32_t txn_outcome_kept_seconds = 600;
 
+/// VNFS_TXN4args::flags: with TXN_BEGIN only, the new transaction runs again the work of
+/// transaction `retries` (of the same client ID), which the server rolled back to resolve a
+/// conflict; it keeps that one's age (its priority in wait-die). Other bits: none defined.
+inline constexpr std::uint32_t TXN_RETRY = 0x1;
+
+/// On the wire: action, txnid, flags, and `retries` only if flags has TXN_RETRY (an XDR
+/// union switched on flags; docs/transactions.md).
 struct VNFS_TXN4args {
   static constexpr nfs_opnum4 opnum = nfs_opnum4::OP_VNFS_TXN;
   std::uint32_t action = static_cast<std::uint32_t>(txn_action4::TXN_ONE_COMPOUND);
   /// Chosen by the client, unique among its transactions (names it in the server's journal).
   std::uint64_t txnid{};
-  std::uint32_t flags{};  ///< none defined: must be 0
-  VNFS_XDR_FIELDS(action, txnid, flags)
+  std::uint32_t flags{};    ///< 0 or TXN_RETRY
+  std::uint64_t retries{};  ///< with TXN_RETRY: the txnid of the transaction this one runs again
   bool operator==(const VNFS_TXN4args&) const = default;
 };
 
@@ -68,3 +75,5 @@ struct VNFS_TXN4res {
 };
 
 }  // namespace vnfs::nfs4
+
+VNFS_NFS4_CODEC(VNFS_TXN4args);

@@ -397,8 +397,9 @@ class nfs_backend final : public backend {
     vectors_ ? vectors_->vscopy(i, o, std::move(d)) : backend::vscopy(i, o, std::move(d));
   }
 
-  void txn_control(std::uint32_t action, std::uint64_t txnid, std::uint32_t* outcome, done_fn done) override {
-    send_txn_control(engine_, action, txnid, outcome, std::move(done));
+  void txn_control(std::uint32_t action, std::uint64_t txnid, std::optional<std::uint64_t> retries,
+                   std::uint32_t* outcome, done_fn done) override {
+    send_txn_control(engine_, action, txnid, retries, outcome, std::move(done));
   }
   std::unique_ptr<backend> txn_view(std::shared_ptr<txn_link> link) override {
     if (!vectors_) return nullptr;  // calls inside a transaction are packed into COMPOUNDs

@@ -7,9 +7,9 @@ namespace vnfs::detail {
 
 using namespace nfs4;
 
-void send_txn_control(session_engine& engine, std::uint32_t action, std::uint64_t txnid, std::uint32_t* outcome,
-                      done_fn done) {
-  std::vector<nfs_argop4> ops{VNFS_TXN4args{action, txnid, 0}};
+void send_txn_control(session_engine& engine, std::uint32_t action, std::uint64_t txnid,
+                      std::optional<std::uint64_t> retries, std::uint32_t* outcome, done_fn done) {
+  std::vector<nfs_argop4> ops{VNFS_TXN4args{action, txnid, retries ? TXN_RETRY : 0, retries.value_or(0)}};
   engine.submit(
       std::move(ops),
       [outcome, done = std::move(done)](std::error_code ec, compound_reply& r) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "client/backend.hpp"
 #include "client/nfs/session_engine.hpp"
@@ -13,7 +14,7 @@
 
 namespace vnfs::detail {
 
-/// Sends SEQUENCE + VNFS_TXN(action, txnid), cached by the server (a retransmission after
+/// Sends SEQUENCE + VNFS_TXN(action, txnid; TXN_RETRY of `retries` if given), cached by the server (a retransmission after
 /// a reconnect gets the first answer). `done(ec, 0)`: NFS4_OK, the server's status,
 /// errc::transactions_unsupported for a server without the extension, or a transport or
 /// session error (the outcome of a commit is then unknown). *outcome gets
@@ -22,8 +23,8 @@ namespace vnfs::detail {
 /// session is answered by the engine's TXN_STATUS (session_engine_impl.hpp, requeue):
 /// committed as if the reply had come, or errc::transaction_aborted with *outcome
 /// TXN_ABORTED.
-void send_txn_control(session_engine& engine, std::uint32_t action, std::uint64_t txnid, std::uint32_t* outcome,
-                      done_fn done);
+void send_txn_control(session_engine& engine, std::uint32_t action, std::uint64_t txnid,
+                      std::optional<std::uint64_t> retries, std::uint32_t* outcome, done_fn done);
 
 /// A backend over `engine`'s session whose vectorized calls join `link` (see
 /// backend::txn_view). Memory registered with the client it belongs to works in it too.

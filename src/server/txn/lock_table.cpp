@@ -12,12 +12,22 @@ bool holds(const std::vector<std::uint64_t>& v, std::uint64_t owner) {
 
 }  // namespace
 
-std::uint64_t lock_table::enroll() {
+std::uint64_t lock_table::enroll(std::uint64_t age) {
   std::unique_lock g(mu_);
-  const std::uint64_t age = next_age_++;
-  owners_.emplace(age, owner_state{});
+  const std::uint64_t id = next_id_++;
+  owners_.emplace(id, owner_state{age});
   cv_.wait(g, [&] { return unchecked_ == 0; });  // none starts meanwhile: owners_ is not empty
-  return age;
+  return id;
+}
+
+std::uint64_t lock_table::age_of(std::uint64_t owner) {
+  std::lock_guard g(mu_);
+  return owners_.at(owner).age;
+}
+
+bool lock_table::older(std::uint64_t a, std::uint64_t b) const {
+  const std::uint64_t age_a = owners_.at(a).age, age_b = owners_.at(b).age;
+  return age_a < age_b || (age_a == age_b && a < b);
 }
 
 void lock_table::set_busy(std::uint64_t owner, bool busy) {
@@ -76,7 +86,7 @@ lock_table::verdict lock_table::lock(std::uint64_t owner, std::span<const lock_r
         }
         break;
       }
-      if (std::any_of(against.begin(), against.end(), [&](std::uint64_t h) { return h < owner; })) {
+      if (std::any_of(against.begin(), against.end(), [&](std::uint64_t h) { return older(h, owner); })) {
         drop_if_empty(r.key);
         return verdict::die;
       }

@@ -28,8 +28,12 @@ struct lock_request {
   lock_mode mode = lock_mode::shared;
 };
 
-/// Transactions are lock owners, named by an age stamp (smaller is older) that enroll()
-/// hands out. A transaction holds its locks until release() (strict two-phase locking).
+/// Transactions are lock owners, named by an id that enroll() hands out, each with an age
+/// that the caller gives (smaller is older; vnfsd: when it began, or when the first
+/// transaction began whose work it runs again, so a retry keeps its place, becomes the
+/// oldest in the end and cannot starve). Of two transactions, the older is the one of
+/// smaller (age, id). A transaction holds its locks until release() (strict two-phase
+/// locking).
 /// Plain COMPOUNDs own nothing: each operation of one pins the objects it touches, until the
 /// COMPOUND ends (so it reads and changes nothing a transaction holds, and no transaction
 /// changes what it has seen); a COMPOUND never waits while it holds a pin.
@@ -45,10 +49,12 @@ struct lock_request {
 /// Thread-safe.
 class lock_table {
  public:
-  /// A new transaction: its age stamp. It starts busy. Waits until no plain COMPOUND runs
-  /// unchecked (enter_plain() true), and none starts unchecked until every transaction is
-  /// released.
-  std::uint64_t enroll();
+  /// A new transaction of age `age`: its id. It starts busy. Waits until no plain COMPOUND
+  /// runs unchecked (enter_plain() true), and none starts unchecked until every transaction
+  /// is released.
+  std::uint64_t enroll(std::uint64_t age);
+  /// The age of enrolled transaction `owner`.
+  std::uint64_t age_of(std::uint64_t owner);
   /// Whether a COMPOUND runs in transaction `owner` (an idle one can be wounded).
   void set_busy(std::uint64_t owner, bool busy);
   /// Releases every lock of `owner` and forgets it.
@@ -86,16 +92,19 @@ class lock_table {
     bool empty() const { return exclusive == 0 && shared.empty() && plain_readers == 0 && plain_writers == 0; }
   };
   struct owner_state {
+    std::uint64_t age = 0;
     bool busy = true;
     std::vector<object_key> held;
   };
   /// Transactions other than `owner` whose locks on `e` conflict with `mode`.
   static void holders_against(const entry& e, std::uint64_t owner, lock_mode mode, std::vector<std::uint64_t>& out);
   void drop_if_empty(const object_key& k);
+  /// Whether transaction `a` is older than `b` (both enrolled). mu_ held.
+  bool older(std::uint64_t a, std::uint64_t b) const;
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::uint64_t next_age_ = 1;
+  std::uint64_t next_id_ = 1;
   std::map<std::uint64_t, owner_state> owners_;
   std::unordered_map<object_key, entry, key_hash> table_;
   unsigned unchecked_ = 0;  ///< plain COMPOUNDs running without pins

@@ -215,16 +215,16 @@ void manager::recover() {
   if (next_id_.load() <= max_gen) next_id_ = max_gen + 1;  // generations grow within a slot
 }
 
-std::unique_ptr<transaction> manager::begin(std::uint64_t clientid, std::uint64_t client_txnid,
+std::unique_ptr<transaction> manager::begin(std::uint64_t clientid, std::uint64_t client_txnid, std::uint64_t age,
                                             std::error_code& ec) {
   fs::scoped_fs_root as_root;
   int sfd = state_fd(ec);
   if (ec) return nullptr;
   journal_slot* slot = slots_.acquire(sfd, ec);
   if (ec) return nullptr;
-  const std::uint64_t owner = locks_.enroll();
+  const std::uint64_t owner = locks_.enroll(age);
   // Nothing is written yet: the transaction's first barrier writes the journal.
-  return std::make_unique<transaction>(*this, owner, slot, next_id_++, client_txnid, rec_begin{clientid, client_txnid});
+  return std::make_unique<transaction>(*this, owner, slot, next_id_++, rec_begin{clientid, client_txnid});
 }
 
 outcome_log* manager::outcomes(std::error_code& ec) {
@@ -272,23 +272,56 @@ void manager::wound(std::uint64_t owner) {
   std::unique_lock g(mu_);
   for (auto it = open_.begin(); it != open_.end(); ++it) {
     if (it->second->t->lock_owner() != owner) continue;
-    if (!it->second->busy) roll_back_idle(g, it);
+    if (!it->second->busy) {
+      keep_age(*it->second->t);
+      roll_back_idle(g, it);
+    }
     return;  // busy: a COMPOUND runs in it now, and the lock table waits for it
   }
+}
+
+std::uint64_t manager::take_age(std::uint64_t clientid, std::optional<std::uint64_t> txnid) {
+  const auto now = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  if (!txnid) return now;
+  auto it = kept_ages_.find(*txnid);
+  if (it == kept_ages_.end() || it->second.clientid != clientid) return now;  // another's age is not taken
+  const std::uint64_t age = it->second.age;
+  kept_ages_.erase(it);
+  const auto limit = static_cast<std::uint64_t>(std::chrono::nanoseconds(lim_.max_age).count());
+  return now - age < limit ? age : now;
+}
+
+void manager::keep_age(const transaction& t) {
+  const auto now = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  const auto limit = static_cast<std::uint64_t>(std::chrono::nanoseconds(lim_.max_age).count());
+  const std::uint64_t age = locks_.age_of(t.lock_owner());
+  if (now - age >= limit) return;  // a retry would start anew
+  if (kept_ages_.size() >= max_kept_ages) {
+    std::erase_if(kept_ages_, [&](const auto& e) { return now - e.second.age >= limit; });
+    if (kept_ages_.size() >= max_kept_ages)
+      kept_ages_.erase(std::min_element(kept_ages_.begin(), kept_ages_.end(),
+                                        [](const auto& a, const auto& b) { return a.second.age < b.second.age; }));
+  }
+  kept_ages_[t.client_txnid()] = kept_age{t.clientid(), age};
 }
 
 nfs4::nfsstat4 manager::begin_single(std::uint64_t clientid, std::uint64_t client_txnid,
                                      std::unique_ptr<transaction>& out) {
   reap();
+  std::uint64_t age = 0;
+  {
+    std::lock_guard g(mu_);
+    age = take_age(clientid, client_txnid);  // sent again after it died: its age
+  }
   std::error_code ec;
-  out = begin(clientid, client_txnid, ec);
+  out = begin(clientid, client_txnid, age, ec);
   if (ec) return status_of(ec);
   std::lock_guard g(mu_);
   running_single_.insert(client_txnid);
   return nfs4::nfsstat4::NFS4_OK;
 }
 
-nfs4::nfsstat4 manager::end_single(std::unique_ptr<transaction> t, bool ok, bool record_outcome) {
+nfs4::nfsstat4 manager::end_single(std::unique_ptr<transaction> t, bool ok, bool died) {
   nfs4::nfsstat4 result = nfs4::nfsstat4::NFS4_OK;
   if (ok) {
     if (std::error_code ec = t->commit()) {
@@ -296,15 +329,17 @@ nfs4::nfsstat4 manager::end_single(std::unique_ptr<transaction> t, bool ok, bool
       result = status_of(ec);
     }
   } else {
-    t->rollback(record_outcome);
+    t->rollback(!died);
   }
-  locks_.release(t->lock_owner());
   std::lock_guard g(mu_);
+  if (died) keep_age(*t);
+  locks_.release(t->lock_owner());
   running_single_.erase(running_single_.find(t->client_txnid()));
   return result;
 }
 
-nfs4::nfsstat4 manager::begin_open(std::uint64_t clientid, std::uint64_t client_txnid, transaction*& out) {
+nfs4::nfsstat4 manager::begin_open(std::uint64_t clientid, std::uint64_t client_txnid,
+                                   std::optional<std::uint64_t> retries, transaction*& out) {
   std::error_code ec;
   outcome_log* log = outcomes(ec);  // it must work before a transaction that needs it begins
   if (ec) return status_of(ec);
@@ -316,7 +351,12 @@ nfs4::nfsstat4 manager::begin_open(std::uint64_t clientid, std::uint64_t client_
   // A txnid names one transaction: one that ended (a TXN_BEGIN sent again after its
   // transaction was rolled back, say) is not begun again, so that it has one outcome.
   if (log->find(client_txnid) != nfs4::txn_outcome4::TXN_UNKNOWN) return nfs4::nfsstat4::NFS4ERR_INVAL;
-  std::unique_ptr<transaction> t = begin(clientid, client_txnid, ec);
+  std::uint64_t age = 0;
+  {
+    std::lock_guard g(mu_);
+    age = take_age(clientid, retries);
+  }
+  std::unique_ptr<transaction> t = begin(clientid, client_txnid, age, ec);
   if (ec) return status_of(ec);
   std::lock_guard g(mu_);
   if (open_.contains(client_txnid)) {  // the same txnid began meanwhile: its outcome is not ours
@@ -360,6 +400,7 @@ nfs4::nfsstat4 manager::leave_open(std::uint64_t client_txnid, ending end) {
     return nfs4::nfsstat4::NFS4_OK;
   }
   transaction* t = o->t.get();
+  if (end == ending::die) keep_age(*t);
   g.unlock();  // busy: nobody else touches it
   nfs4::nfsstat4 result = nfs4::nfsstat4::NFS4_OK;
   if (end == ending::commit) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <mutex>
 #include <span>
@@ -72,29 +73,33 @@ class manager {
   nfs4::nfsstat4 lock(transaction& t, std::span<const lock_request> reqs);
 
   /// A single-COMPOUND transaction: begins it (enrolled in the lock table); the caller ends
-  /// it with end_single(). An error if the journal could not be made (nothing ran).
+  /// it with end_single(). It keeps the age of an earlier run of the same txnid that died
+  /// (see kept ages below). An error if the journal could not be made (nothing ran).
   nfs4::nfsstat4 begin_single(std::uint64_t clientid, std::uint64_t client_txnid, std::unique_ptr<transaction>& out);
   /// Commits (`ok`) or rolls back the transaction of begin_single() and releases its locks.
-  /// Returns NFS4_OK, or why the commit failed (then everything was rolled back). A
-  /// rollback without `record_outcome` leaves no outcome: the transaction is answered as
-  /// one that did not begin (it died), and the client sends it again with the same txnid.
-  nfs4::nfsstat4 end_single(std::unique_ptr<transaction> t, bool ok, bool record_outcome = true);
+  /// Returns NFS4_OK, or why the commit failed (then everything was rolled back). One that
+  /// `died` (wait-die) leaves no outcome but its age: it is answered as one that did not
+  /// begin, and the client sends it again with the same txnid.
+  nfs4::nfsstat4 end_single(std::unique_ptr<transaction> t, bool ok, bool died = false);
 
   // ---- Multi-COMPOUND transactions (TXN_BEGIN .. TXN_COMMIT / TXN_ABORT), any number open
   // at once, named by the client's txnid. Only one COMPOUND runs in each at a time.
 
   /// TXN_BEGIN: opens transaction `client_txnid` for `clientid` and returns it for this
-  /// COMPOUND to run in; release it with leave_open(). NFS4ERR_INVAL if that txnid is open
-  /// or has an outcome (it ended).
-  nfs4::nfsstat4 begin_open(std::uint64_t clientid, std::uint64_t client_txnid, transaction*& out);
+  /// COMPOUND to run in; release it with leave_open(). With `retries` (TXN_RETRY), it keeps
+  /// the age of that transaction if it died or was wounded. NFS4ERR_INVAL if that txnid is
+  /// open or has an outcome (it ended).
+  nfs4::nfsstat4 begin_open(std::uint64_t clientid, std::uint64_t client_txnid, std::optional<std::uint64_t> retries,
+                            transaction*& out);
   /// TXN_JOIN / TXN_COMMIT / TXN_ABORT: the open transaction `client_txnid` of `clientid`
   /// for this COMPOUND; waits while another COMPOUND runs in it. NFS4ERR_EXPIRED if it is
   /// not open (it ended, was rolled back, or never began: TXN_STATUS tells).
   nfs4::nfsstat4 join_open(std::uint64_t clientid, std::uint64_t client_txnid, transaction*& out);
-  /// After a COMPOUND ran in open transaction `client_txnid`: `end` keep (stay open), commit
-  /// or abort (roll back). Returns NFS4_OK, or why the commit failed (then it was rolled
-  /// back). The outcome is in the outcome log when a commit or abort returns.
-  enum class ending { keep, commit, abort };
+  /// After a COMPOUND ran in open transaction `client_txnid`: `end` keep (stay open), commit,
+  /// abort (roll back) or die (roll back, and keep its age for a retry). Returns NFS4_OK, or
+  /// why the commit failed (then it was rolled back). The outcome is in the outcome log when
+  /// a commit, abort or die returns.
+  enum class ending { keep, commit, abort, die };
   nfs4::nfsstat4 leave_open(std::uint64_t client_txnid, ending end);
   /// TXN_STATUS: TXN_OPEN while the transaction is open or (single-COMPOUND) running, else
   /// what the outcome log says.
@@ -128,9 +133,25 @@ class manager {
   /// Counts a crash point; exits the process at limits::crash_at.
   void crash_point();
 
+  // ---- Kept ages. A transaction that dies or is wounded leaves its age (the steady
+  // clock's nanoseconds when it, or the first transaction whose work it runs again, began)
+  // under its txnid; the transaction that runs it again (TXN_BEGIN with TXN_RETRY naming
+  // it, or a single-COMPOUND one sent again with the same txnid) by the same client ID
+  // takes it, so that it becomes the oldest in the end and no transaction starves. An age
+  // is kept for at most limits::max_age from that first begin (a retry after that starts
+  // anew) and for at most max_kept_ages transactions (the oldest go first).
+  static constexpr std::size_t max_kept_ages = 4096;
+
  private:
   void recover();
-  std::unique_ptr<transaction> begin(std::uint64_t clientid, std::uint64_t client_txnid, std::error_code& ec);
+  std::unique_ptr<transaction> begin(std::uint64_t clientid, std::uint64_t client_txnid, std::uint64_t age,
+                                     std::error_code& ec);
+  /// The age of a transaction of `clientid` that runs again the work of `txnid` if that
+  /// one's age is kept (taken: it is kept no longer), else the age of one that begins now.
+  /// mu_ held.
+  std::uint64_t take_age(std::uint64_t clientid, std::optional<std::uint64_t> txnid);
+  /// Keeps the age of transaction `t` (rolled back by a conflict) under its txnid. mu_ held.
+  void keep_age(const transaction& t);
   struct open_txn {
     std::unique_ptr<transaction> t;
     std::uint64_t clientid = 0;
@@ -160,6 +181,10 @@ class manager {
   std::condition_variable cv_;
   open_map open_;
   std::multiset<std::uint64_t> running_single_;  ///< client txnids of running single-COMPOUND ones
+  struct kept_age {
+    std::uint64_t clientid = 0, age = 0;
+  };
+  std::map<std::uint64_t, kept_age> kept_ages_;  ///< by client txnid
 
   std::mutex state_mu_;
   fs::unique_fd state_;

@@ -71,14 +71,14 @@ bool is_gone(const std::error_code& ec) {
 
 }  // namespace
 
-transaction::transaction(manager& m, std::uint64_t owner, journal_slot* slot, std::uint64_t gen,
-                         std::uint64_t client_txnid, const record& first)
+transaction::transaction(manager& m, std::uint64_t owner, journal_slot* slot, std::uint64_t gen, const rec_begin& first)
     : m_(m),
       owner_(owner),
       slot_(slot),
       which_(slot->next()),
       gen_(gen),
-      client_txnid_(client_txnid),
+      client_txnid_(first.client_txnid),
+      clientid_(first.clientid),
       journal_(slot->journal[which_].get(), gen, first),
       data_(slot->data.get()) {}
 

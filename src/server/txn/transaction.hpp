@@ -34,12 +34,11 @@ class manager;
 
 class transaction {
  public:
-  /// Made by manager::begin(); `owner` is its age stamp in the lock table, `slot` holds
-  /// its journal and data file until it ends, `gen` is its generation (unique, growing; it
-  /// also names its graves), `client_txnid` is what TXN_STATUS asks for, `first` its first
-  /// journal record.
-  transaction(manager& m, std::uint64_t owner, journal_slot* slot, std::uint64_t gen, std::uint64_t client_txnid,
-              const record& first);
+  /// Made by manager::begin(); `owner` is its id in the lock table, `slot` holds its
+  /// journal and data file until it ends, `gen` is its generation (unique, growing; it also
+  /// names its graves), `first` its first journal record: the client ID that began it and
+  /// the txnid that TXN_STATUS asks for.
+  transaction(manager& m, std::uint64_t owner, journal_slot* slot, std::uint64_t gen, const rec_begin& first);
   /// Rolls back if neither commit() nor rollback() ran (an exception left the COMPOUND).
   ~transaction();
   transaction(const transaction&) = delete;
@@ -89,10 +88,11 @@ class transaction {
   /// of a LOCK inside it.
   void on_rollback(std::function<void()> release) { releases_.push_back(std::move(release)); }
 
-  /// The client's name of it (VNFS_TXN's txnid).
+  /// The client's name of it (VNFS_TXN's txnid), and the client ID that began it.
   std::uint64_t client_txnid() const noexcept { return client_txnid_; }
+  std::uint64_t clientid() const noexcept { return clientid_; }
 
-  /// Its lock owner (age stamp) in manager::locks().
+  /// Its lock owner in manager::locks().
   std::uint64_t lock_owner() const noexcept { return owner_; }
 
   /// How many records the operations that ran so far needed (a COMPOUND that changed
@@ -158,6 +158,7 @@ class transaction {
   const int which_;             ///< the slot's journal file this transaction writes
   const std::uint64_t gen_;
   std::uint64_t client_txnid_;
+  std::uint64_t clientid_;
   journal_writer journal_;
   int data_;                    ///< the slot's data file: range backups at 4 KiB-aligned offsets
   std::uint64_t data_size_ = 0;
