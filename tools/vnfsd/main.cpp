@@ -133,7 +133,8 @@ int main(int argc, char** argv) {
       ("txn-max-backup-mib", po::value<std::uint64_t>()->value_name("MIB"),
        "backups one transaction may make (default 1024)")
       ("txn-max-age", po::value<unsigned>()->value_name("SECONDS"),
-       "how long a transaction spanning COMPOUNDs may stay open (default 120)")
+       "how long a transaction spanning COMPOUNDs may stay open, and how long after its first "
+       "begin a transaction run again keeps its age (default 120)")
       ("txn-crash-at", po::value(&opts.txn_crash_at)->value_name("N"),
        "for crash tests: exit abruptly at the Nth transaction crash point");
   try {
