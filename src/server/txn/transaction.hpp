@@ -145,7 +145,9 @@ class transaction {
   void plan(const std::string& ck, std::size_t first);
   void count(std::size_t record_index);
   std::error_code protect_create(const fs::object& dir, std::string_view name, bool makes_object);
-  /// fsyncs every object in changed_ (commit).
+  /// Makes every object in changed_ durable (commit): fsyncs them, or, from
+  /// 16 of them on (syncfs_from_objects), one syncfs of the export's file system (the state
+  /// directory's: lookups do not cross mount points, so every object is on it).
   std::error_code sync_changed();
   /// The end of commit() and rollback(): the slot's journal file holds this transaction now
   /// (if it was written) with outcome log entry `entry`; removes the graves, frees the slot.
