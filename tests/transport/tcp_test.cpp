@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +16,7 @@
 
 #include "vnfs/rpc/message.hpp"
 #include "vnfs/test/blocking_channel.hpp"
+#include "transport/tcp/send_file.hpp"
 #include "transport/tcp/server.hpp"
 #include "vnfs/xdr/decoder.hpp"
 #include "../server/test_pattern.hpp"
@@ -248,6 +252,63 @@ struct temp_file {
 };
 
 }  // namespace
+
+namespace {
+std::atomic<int> sigpipes{0};
+}
+
+// A READ's payload goes out by sendfile, which has no MSG_NOSIGNAL: a client gone at the
+// wrong moment once killed vnfsd with SIGPIPE. With SIGPIPE counted instead of fatal here,
+// a plain sendfile to a socket whose peer has closed raises it; tcp::send_file does not,
+// fails with EPIPE, and leaves the thread's signal mask as it was.
+TEST_CASE("tcp: send_file to a socket whose peer has gone fails with EPIPE and raises no SIGPIPE") {
+  struct sigaction counting {}, before {};
+  counting.sa_handler = [](int) { sigpipes++; };
+  sigemptyset(&counting.sa_mask);
+  REQUIRE(::sigaction(SIGPIPE, &counting, &before) == 0);
+  temp_file file(pattern(1u << 16, 5));
+  auto gone_peer = [] {
+    int sv[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+    ::close(sv[1]);
+    return sv[0];
+  };
+
+  const int plain = gone_peer();
+  off_t off = 0;
+  sigpipes = 0;
+  CHECK(::sendfile(plain, file.fd(), &off, 4096) == -1);
+  CHECK(errno == EPIPE);
+  CHECK(sigpipes == 1);  // what vnfsd died of
+  ::close(plain);
+
+  const int sock = gone_peer();
+  off = 0;
+  sigpipes = 0;
+  errno = 0;
+  CHECK(tcp::send_file(sock, file.fd(), &off, 4096) == -1);
+  CHECK(errno == EPIPE);
+  CHECK(sigpipes == 0);
+  sigset_t mask, pending;
+  REQUIRE(::pthread_sigmask(SIG_SETMASK, nullptr, &mask) == 0);
+  CHECK(sigismember(&mask, SIGPIPE) == 0);
+  REQUIRE(::sigpending(&pending) == 0);
+  CHECK(sigismember(&pending, SIGPIPE) == 0);
+  // To a live peer it sends as sendfile does.
+  int sv[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+  off = 100;
+  CHECK(tcp::send_file(sv[0], file.fd(), &off, 1000) == 1000);
+  CHECK(off == 1100);
+  std::vector<std::byte> got(1000);
+  CHECK(::read(sv[1], got.data(), got.size()) == 1000);
+  const auto want = pattern(1u << 16, 5);
+  CHECK(std::equal(got.begin(), got.end(), want.begin() + 100));
+  ::close(sv[0]);
+  ::close(sv[1]);
+  ::close(sock);
+  REQUIRE(::sigaction(SIGPIPE, &before, nullptr) == 0);
+}
 
 // Payloads left in a file go out by sendfile between the bytes around them, in order: from
 // the strand (a reply made by the record handler) and from a worker (which writes what the

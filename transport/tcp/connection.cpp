@@ -1,6 +1,6 @@
 #include "transport/tcp/connection.hpp"
+#include "transport/tcp/send_file.hpp"
 
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -190,7 +190,7 @@ std::size_t connection::write_segments(std::vector<segment>& segs, cursor& at, b
     segment& s = segs[at.index];
     if (s.fd >= 0) {
       off_t off = static_cast<off_t>(s.offset + at.offset);
-      const ssize_t n = ::sendfile(sock, s.fd, &off, s.size - at.offset);
+      const ssize_t n = send_file(sock, s.fd, &off, s.size - at.offset);
       if (n < 0) {
         if (errno == EINTR) continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK) ec.assign(errno, boost::system::system_category());

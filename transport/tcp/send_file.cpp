@@ -1,0 +1,32 @@
+#include "transport/tcp/send_file.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/sendfile.h>
+
+#include <cerrno>
+#include <ctime>
+
+namespace vnfs::transport::tcp {
+
+ssize_t send_file(int sock, int fd, off_t* offset, std::size_t count) noexcept {
+  sigset_t pipe, old, pending;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, &old);
+  // A SIGPIPE already pending (the thread had it blocked) is not ours to take.
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  const ssize_t n = ::sendfile(sock, fd, offset, count);
+  const int saved = errno;
+  if (n < 0 && saved == EPIPE && !was_pending) {
+    const timespec none{};
+    while (sigtimedwait(&pipe, nullptr, &none) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = saved;
+  return n;
+}
+
+}  // namespace vnfs::transport::tcp
