@@ -441,3 +441,29 @@ TEST_CASE("an unstable write to a vnfsd killed before the COMMIT: fsync reports 
   CHECK_NOTHROW(c.fsync(f));
   CHECK_NOTHROW(c.close(f));
 }
+
+// A server that is gone behind something that still accepts connections (here the proxy,
+// whose connections to the dead vnfsd are refused, so it drops each one at once): the client
+// once reconnected at once, forever, piling up a BIND_CONN_TO_SESSION per attempt. Now an
+// attempt dropped unanswered waits as a refused one does (100 ms), and reconnect_for bounds
+// them all: the call fails with the transport's error.
+TEST_CASE("a server that accepts connections and drops them unanswered: reconnection stops after reconnect_for",
+          "[client][fault]") {
+  test::temp_dir export_dir("vnfs-client-dropped");
+  test::vnfsd_process server(export_dir.path());
+  tcp_proxy proxy(server.host(), server.port());
+  client_options o;
+  o.reconnect_for = std::chrono::milliseconds(1000);
+  client c = client::connect("nfs://127.0.0.1:" + std::to_string(proxy.port()) + "/", o);
+  write_file(c, "f", 100, 3);
+  server.kill();
+  proxy.cut_all();
+  const auto s0 = c.stats();
+  std::error_code ec = error_of([&] { c.stat("f"); });
+  const auto d = c.stats() - s0;
+  CHECK(ec);
+  CHECK(ec != make_error_code(errc::closed));
+  // One attempt at once, then one per 100 ms until the second after the loss has passed.
+  CHECK(d.reconnects >= 1);
+  CHECK(d.reconnects <= 11);
+}

@@ -62,7 +62,8 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   bool closing = false;
   std::uint32_t next_xid = 1;
   clock_type::time_point last_send = clock_type::now();
-  clock_type::time_point lost_at{};
+  clock_type::time_point lost_at{};   // when the outage began (see connection_lost)
+  bool replied_since_connect = false;  // a reply arrived on the current connection
   std::chrono::seconds lease{90};
   std::string owner;
   rpc::opaque_auth credential;      // AUTH_SYS, of cfg's uid, gid and groups

@@ -18,10 +18,23 @@ void session_engine::impl::connection_lost(std::error_code ec) {
   connected = false;
   to_write.clear();
   channel->close();
+  // A BIND_CONN_TO_SESSION in flight was binding the connection just lost: it goes with it
+  // (the next connection sends its own), or every loss would leave one behind.
+  std::erase_if(inflight, [](const auto& e) {
+    const auto& ops = e.second->ops;
+    return !e.second->sequenced && !ops.empty() && std::holds_alternative<nfs4::BIND_CONN_TO_SESSION4args>(ops[0]);
+  });
   if (closing) return;
-  lost_at = clock_type::now();
   last_error = ec;
-  reconnect();
+  // The outage runs from the loss of the last connection that answered (or of the first):
+  // one that the server, or something in front of it, accepts and drops unanswered is no
+  // recovery, so reconnect_for still bounds the attempts, and the next one waits as after
+  // a refused connection.
+  const bool replied = replied_since_connect;
+  replied_since_connect = false;
+  if (replied || lost_at == clock_type::time_point{}) lost_at = clock_type::now();
+  if (replied) return reconnect();
+  retry_reconnect();
 }
 
 void session_engine::impl::reconnect() {
