@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace vnfs::txn_test {
@@ -73,10 +75,37 @@ inline std::string tree_digest(const std::filesystem::path& root, digest_options
   return out;
 }
 
-/// The digest of `root` once listing it no longer moves anything: taken twice, because the
-/// first listing of a directory may set its atime and the second no longer does.
+/// Whether reading the directories under `root` (the state directory aside) can still move
+/// their atimes: under relatime a listing sets a directory's atime when it is not after its
+/// ctime and mtime, and the kernel's coarse clock may give a listing the very time of the
+/// change before it.
+inline bool atimes_may_move(const std::filesystem::path& root) {
+  auto not_after = [](const timespec& a, const timespec& b) {
+    return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec <= b.tv_nsec);
+  };
+  auto moves = [&](const std::filesystem::path& p) {
+    struct ::stat st {};
+    return ::lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+           (not_after(st.st_atim, st.st_ctim) || not_after(st.st_atim, st.st_mtim));
+  };
+  if (moves(root)) return true;
+  for (auto it = std::filesystem::recursive_directory_iterator(root); it != std::filesystem::recursive_directory_iterator(); ++it) {
+    if (it.depth() == 0 && it->path().filename() == ".vnfsd-txn") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (moves(it->path())) return true;
+  }
+  return false;
+}
+
+/// The digest of `root` once reading it no longer moves anything: listed until every
+/// directory's atime is after its ctime and mtime (a later tick of the clock; at most about
+/// a second), so that a read by the server later (a transaction's lookups, before it saves
+/// a directory's attributes) leaves the atimes as they are.
 inline std::string settled_digest(const std::filesystem::path& root, digest_options o = {}) {
-  tree_digest(root, o);
+  for (int i = 0; i < 200 && (tree_digest(root, o), atimes_may_move(root)); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   return tree_digest(root, o);
 }
 
