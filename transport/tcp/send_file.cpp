@@ -14,9 +14,10 @@ ssize_t send_file(int sock, int fd, off_t* offset, std::size_t count) noexcept {
   sigemptyset(&pipe);
   sigaddset(&pipe, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe, &old);
-  // A SIGPIPE already pending (the thread had it blocked) is not ours to take.
-  sigpending(&pending);
-  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  // A SIGPIPE already pending is not ours to take; one can be only if the thread had it
+  // blocked already (else it would have been delivered), so the usual case asks nothing.
+  const bool was_pending =
+      sigismember(&old, SIGPIPE) == 1 && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
   const ssize_t n = ::sendfile(sock, fd, offset, count);
   const int saved = errno;
   if (n < 0 && saved == EPIPE && !was_pending) {
