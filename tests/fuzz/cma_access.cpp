@@ -33,8 +33,11 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -80,12 +83,43 @@ bool same_bytes(std::span<const std::byte> a, std::span<const std::byte> b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
 }
 
-// Cost per input: the connection, both fabrics and the io_context are made once for the
-// process; an input makes its registrations and its accesses (two packets and one
+// Cost per input: the connection, both fabrics, the io_context and the application's thread
+// are made once for the process; an input makes its registrations and its accesses (two packets and one
 // process_vm_* call each), in buffers kept from input to input. The harness's own byte work
 // (patterns, comparisons over up to 64 KiB per access) is memcpy and memcmp: as byte loops,
 // which the fuzzer instruments compare by compare, it took three quarters of the time (perf).
+/// The application's own thread, which never runs the io_context: it runs one job at a time.
+/// One thread for the process (a thread per deregistration cost half the harness's time).
+class application_thread {
+ public:
+  application_thread() : thread_([this] { loop(); }) {}
+  /// Hands `job` to the thread; returns at once (the job signals its own completion).
+  void run(std::function<void()> job) {
+    std::lock_guard lock(mutex_);
+    job_ = std::move(job);
+    wake_.notify_one();
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [this] { return job_ != nullptr; });
+        job = std::exchange(job_, nullptr);
+      }
+      job();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::function<void()> job_;
+  std::thread thread_;  // never joined: the harness lives as long as the process
+};
+
 struct harness {
+  application_thread application;
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
   std::unique_ptr<rdma::fabric> owner_fabric = rdma::make_fabric("cma", io);
@@ -134,13 +168,12 @@ struct harness {
   /// io_context (this one runs it meanwhile, so that the peer can answer the revoke).
   void deregister(std::unique_ptr<rdma::memory_registration>& reg) {
     std::atomic<bool> done{false};
-    std::thread t([&] {
+    application.run([&] {
       reg.reset();
       done = true;
       asio::post(io, [] {});  // wakes run_until
     });
     fuzz::run_until(io, [&] { return done.load(); });
-    t.join();
   }
   /// Deregisters `reg` in a handler on the io thread, as the RPC client does when a reply
   /// arrives: it does not wait for the peer.
