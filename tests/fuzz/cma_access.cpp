@@ -84,16 +84,19 @@ bool same_bytes(std::span<const std::byte> a, std::span<const std::byte> b) {
 }
 
 // Cost per input: the connection, both fabrics, the io_context and the application's thread
-// are made once for the process; an input makes its registrations and its accesses (two packets and one
-// process_vm_* call each), in buffers kept from input to input. The harness's own byte work
-// (patterns, comparisons over up to 64 KiB per access) is memcpy and memcmp: as byte loops,
-// which the fuzzer instruments compare by compare, it took three quarters of the time (perf).
-/// The application's own thread, which never runs the io_context: it runs one job at a time.
-/// One thread for the process (a thread per deregistration cost half the harness's time).
+// are made once for the process; an input makes its registrations and its accesses (two
+// packets and one process_vm_* call each), in buffers kept from input to input. The
+// harness's own byte work (patterns, comparisons over up to 64 KiB per access) is memcpy and
+// memcmp: as byte loops, which the fuzzer instruments compare by compare, it took three
+// quarters of the time (perf).
+
+/// The application's own thread, which never runs the io_context. One thread for the
+/// process: a thread started per deregistration cost half the harness's time (perf).
 class application_thread {
  public:
   application_thread() : thread_([this] { loop(); }) {}
-  /// Hands `job` to the thread; returns at once (the job signals its own completion).
+  /// Hands `job` to the thread and returns at once; the job signals its own completion, and
+  /// the next run() comes only after it (one job at a time).
   void run(std::function<void()> job) {
     std::lock_guard lock(mutex_);
     job_ = std::move(job);
