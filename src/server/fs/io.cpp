@@ -17,7 +17,8 @@ namespace {
 
 int sync_flags(stability how) noexcept {
   switch (how) {
-    case stability::unstable: return 0;
+    case stability::unstable:
+    case stability::writeback: return 0;
     case stability::data_sync: return O_DSYNC;
     case stability::file_sync: return O_SYNC;
   }
@@ -192,7 +193,13 @@ std::size_t write(const object& file, std::uint64_t offset, std::span<const std:
   unique_fd fd(detail::open_data(file, O_WRONLY | sync_flags(how), ec));
   if (!fd) return 0;
   detail::drop_create_verifier(file);
-  return write_at(fd.get(), static_cast<std::int64_t>(offset), data, 0, ec);
+  const std::size_t n = write_at(fd.get(), static_cast<std::int64_t>(offset), data, 0, ec);
+  if (how == stability::writeback && n > 0) start_writeback(fd.get(), offset, n);
+  return n;
+}
+
+void start_writeback(int fd, std::uint64_t offset, std::uint64_t count) noexcept {
+  (void)::sync_file_range(fd, static_cast<off64_t>(offset), static_cast<off64_t>(count), SYNC_FILE_RANGE_WRITE);
 }
 
 append_result append(const object& file, std::span<const std::byte> data, stability how,

@@ -60,7 +60,14 @@ enum class stability {
   unstable,   ///< page cache; sync() later (NFS UNSTABLE4 + COMMIT)
   data_sync,  ///< O_DSYNC (DATA_SYNC4)
   file_sync,  ///< O_SYNC (FILE_SYNC4)
+  writeback,  ///< page cache, its writeback started at once (start_writeback): a later fsync waits less
 };
+
+/// Starts writing bytes [offset, offset + count) of the open file `fd` back to the device and
+/// returns without waiting (sync_file_range SYNC_FILE_RANGE_WRITE). Durability still needs an
+/// fsync; this only lets the device work while the caller goes on (a transaction's WRITEs
+/// before the commit that fsyncs them). Errors are left to that fsync.
+void start_writeback(int fd, std::uint64_t offset, std::uint64_t count) noexcept;
 
 /// Writes all of `data` at `offset`; returns the bytes written (fewer only with an error
 /// such as ENOSPC after partial progress, in which case ec is set too). Drops an

@@ -185,12 +185,17 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
       res.status = nfsstat4::NFS4ERR_FBIG;
       return res;
     }
+    // In a transaction, whose commit fsyncs every file it wrote, the device starts on the
+    // bytes now, while the rest of the transaction arrives: the commit waits only for the tail.
+    const bool early = ctx.txn && a.stable == nfs4::stable_how4::UNSTABLE4;
     if (fd) {
       fs::detail::drop_create_verifier(ctx.current.obj);
       written = fs::write_at(fd->get(), static_cast<std::int64_t>(a.offset), a.data,
                          rwf_flags(a.stable), ec);
+      if (early && written > 0) fs::start_writeback(fd->get(), a.offset, written);
     } else {
-      written = fs::write(ctx.current.obj, a.offset, a.data, stability_of(a.stable), ec);
+      written = fs::write(ctx.current.obj, a.offset, a.data,
+                          early ? fs::stability::writeback : stability_of(a.stable), ec);
     }
   }
   // A short write that made progress is reported as such; the client retries the rest.
