@@ -1,7 +1,10 @@
 // bench/txn_overhead — papers/002 (TC-NFS) Figures 4-6, 11 and 12: what transactional
 // COMPOUNDs cost. The same vnfs::client code against two vnfsd processes started here on
-// loopback: "plain" (vnfsd --no-transactions, ordinary vwrite) and "txn" (vnfsd, every
-// vwrite call one transaction). Optionally "old": a vnfsd built from before transactions
+// loopback: "plain" (vnfsd --no-transactions, ordinary vwrite: UNSTABLE, no COMMIT), "durable"
+// (another vnfsd --no-transactions, every WRITE DATA_SYNC4 by vio_flags::stable: on disk when
+// the call returns, as a transaction's data is at its commit) and "txn" (vnfsd, every vwrite
+// call one transaction). Plain is papers/002's baseline; durable says what of txn's cost is
+// the durability itself. Optionally "old": a vnfsd built from before transactions
 // existed (--old-vnfsd), ordinary vwrite, to check that plain COMPOUNDs did not get slower.
 //
 // Figures 4-6 (write) and 11 (read): `files` files of each size, split evenly over C clients
@@ -81,10 +84,11 @@ struct point {
 
 /// A server of one mode: the process, its export, and how clients use it.
 struct server {
-  std::string mode;  // plain, txn, old
+  std::string mode;  // plain, durable, txn, old
   std::unique_ptr<vnfs::bench::vnfsd_process> proc;
   fs::path export_dir;
-  bool atomic = false;
+  bool atomic = false;  // txn: client_options::atomic_vectors
+  bool stable = false;  // durable: every write vio_flags::stable
 };
 
 /// What one client does in one pass: files dir/0..n-1 of `size` bytes, `batch` per call.
@@ -96,10 +100,12 @@ struct share {
 /// Writes (create or overwrite: create|truncate) or reads `sh`, `batch` files per call, from
 /// or into `buf` (batch x size bytes; file j of a call is slice j of `pattern`). In a txn
 /// mode each write call is one transaction: atomic_vectors' single COMPOUND, or (spanning)
-/// a vnfs::transaction around the call. Reads compare every byte. Throws on any failure,
-/// with the vresult's error (errc::transaction_too_large is reported as such).
+/// a vnfs::transaction around the call. `write_flags` are added to every write's flags.
+/// Reads compare every byte. Throws on any failure, with the vresult's error
+/// (errc::transaction_too_large is reported as such).
 void run_share(vnfs::client& c, const std::string& op, const share& sh, std::size_t size, unsigned batch,
-               bool spanning, const std::vector<std::byte>& pattern, std::vector<std::byte>& buf) {
+               bool spanning, unsigned write_flags, const std::vector<std::byte>& pattern,
+               std::vector<std::byte>& buf) {
   const bool write = op != "read";
   std::vector<vnfs::vio> ios;
   for (unsigned first = 0; first < sh.n; first += batch) {
@@ -109,7 +115,7 @@ void run_share(vnfs::client& c, const std::string& op, const share& sh, std::siz
       std::string path = sh.dir + "/" + std::to_string(first + j);
       if (write)
         ios.emplace_back(std::move(path), 0, std::span<const std::byte>(pattern.data() + j * size, size),
-                         vnfs::vio_flags::create | vnfs::vio_flags::truncate);
+                         vnfs::vio_flags::create | vnfs::vio_flags::truncate | write_flags);
       else
         ios.emplace_back(std::move(path), 0, std::span<std::byte>(buf.data() + j * size, size));
     }
@@ -136,7 +142,8 @@ void run_share(vnfs::client& c, const std::string& op, const share& sh, std::siz
 /// first starts to after the last ends. Untimed before it: sync(), so that no pass pays for
 /// data an earlier one left dirty (a transaction's commit flushes its file system: syncfs).
 sample run_pass(std::vector<vnfs::client>& clients, const std::string& op, const std::vector<share>& shares,
-                std::size_t size, unsigned batch, bool spanning, const std::vector<std::byte>& pattern,
+                std::size_t size, unsigned batch, bool spanning, unsigned write_flags,
+                const std::vector<std::byte>& pattern,
                 std::vector<std::vector<std::byte>>& bufs) {
   std::vector<vnfs::client_stats> before;
   for (auto& c : clients) before.push_back(c.stats());
@@ -148,7 +155,7 @@ sample run_pass(std::vector<vnfs::client>& clients, const std::string& op, const
     for (std::size_t i = 0; i < clients.size(); ++i)
       threads.emplace_back([&, i] {
         try {
-          run_share(clients[i], op, shares[i], size, batch, spanning, pattern, bufs[i]);
+          run_share(clients[i], op, shares[i], size, batch, spanning, write_flags, pattern, bufs[i]);
         } catch (...) {
           errors[i] = std::current_exception();
         }
@@ -178,7 +185,7 @@ unsigned probe_batch(const server& txn, std::size_t size, unsigned want, const s
   unsigned k = want;
   for (; k > 0; k /= 2) {
     try {
-      run_share(c, "write", share{dir, k}, size, k, false, pattern, none);
+      run_share(c, "write", share{dir, k}, size, k, false, 0, pattern, none);
       break;
     } catch (const std::system_error& e) {
       if (e.code() != vnfs::errc::transaction_too_large) throw;
@@ -217,8 +224,9 @@ int main(int argc, char** argv) try {
   double bytes_cap_mib = 0, sample_cap = 60;
   po::options_description desc(
       "Usage: txn_overhead [options]\n\n"
-      "papers/002 Figures 4-6, 11, 12: the same vnfs::client against vnfsd --no-transactions (plain)\n"
-      "and vnfsd with every vwrite call a transaction (txn); JSON with raw samples and ratios.\n\nOptions");
+      "papers/002 Figures 4-6, 11, 12: the same vnfs::client against vnfsd --no-transactions (plain:\n"
+      "UNSTABLE writes; durable: every write DATA_SYNC4) and vnfsd with every vwrite call a\n"
+      "transaction (txn); JSON with raw samples and ratios.\n\nOptions");
   desc.add_options()("help,h", "print this help")
       ("quick", po::bool_switch(&quick), "bounded run: sizes 1K,64K,1M,16M, 8 MiB per pass, 1 repeat")
       ("figures", po::value(&figures)->default_value(figures),
@@ -287,14 +295,15 @@ int main(int argc, char** argv) try {
     args.insert(args.begin(), {"--threads", std::to_string(server_threads)});
     if (!binary.empty()) ::setenv("VNFSD_BIN", binary.c_str(), 1);
     server s{mode, std::make_unique<vnfs::bench::vnfsd_process>(exports.back().path(), args), exports.back().path(),
-             mode == "txn"};
+             mode == "txn", mode == "durable"};
     if (!binary.empty()) ::unsetenv("VNFSD_BIN");
     servers.push_back(std::move(s));
   };
   start_server("plain", {"--no-transactions"}, "");
+  start_server("durable", {"--no-transactions"}, "");
   start_server("txn", {}, "");
   if (!old_vnfsd.empty()) start_server("old", {}, old_vnfsd);
-  const server& txn_server = servers[1];
+  const server& txn_server = servers[2];
 
   std::vector<point> points;
   // Measures `ops` (write, overwrite, read, each a pass over the same files) for every
@@ -338,7 +347,8 @@ int main(int argc, char** argv) try {
         }
         for (std::size_t o = 0; o < ops.size(); ++o) {
           point& p = pts[o * servers.size() + m];
-          sample smp = run_pass(clients[m], ops[o], shares, size, batch, spanning && servers[m].atomic, pattern, bufs);
+          sample smp = run_pass(clients[m], ops[o], shares, size, batch, spanning && servers[m].atomic,
+                                servers[m].stable ? vnfs::vio_flags::stable : 0u, pattern, bufs);
           p.samples.push_back(smp);
           over = over || smp.seconds > sample_cap;
           std::fprintf(stderr, "fig %-2s %-9s %-5s c%-2u delay %-6s %5s x%-5u batch %-4u %9.4f s %7llu COMPOUNDs\n",
@@ -398,7 +408,9 @@ int main(int argc, char** argv) try {
     << ", \"sample_seconds_cap\": " << sample_cap << ", \"sizes12\": \"" << sizes12 << "\", \"degrees\": \""
     << degrees << "\", \"calls12\": " << calls12 << ", \"vnfsd_threads\": " << server_threads
     << ", \"old_vnfsd\": \"" << vnfs::bench::json_escape(old_vnfsd) << "\"},\n"
-    << "  \"note\": \"Modes: plain = vnfsd --no-transactions, ordinary vwrite; txn = vnfsd, each vwrite call one "
+    << "  \"note\": \"Modes: plain = vnfsd --no-transactions, ordinary vwrite (UNSTABLE, no COMMIT); durable = "
+       "another vnfsd --no-transactions, every write vio_flags::stable (DATA_SYNC4: on disk when the call returns); "
+       "txn = vnfsd, each vwrite call one "
        "transaction (txn_unit compound: client_options::atomic_vectors, one COMPOUND; spanning: vnfs::transaction "
        "begin, the call, commit); old = the vnfsd of --old-vnfsd, ordinary vwrite. rtt_ms is nominal (2 x delay-ms). "
        "A pass's seconds run from the start of the first client to the end of the last; ops of one repeat run on the "

@@ -90,13 +90,20 @@ create_result create(const object& dir, std::string_view name, const create_how&
         ec = detail::last_error();
         return {};
       }
+      struct ::stat st {};  // its numbers now: the callers key state and locks by them
+      if (::fstat(fd.get(), &st) != 0) {
+        ec = detail::last_error();
+        return {};
+      }
       unique_fd pfd(::open(detail::proc_path(fd.get()).c_str(), O_PATH | O_CLOEXEC));
       if (!pfd) {
         ec = detail::last_error();
         return {};
       }
       ec.clear();
-      return {object(std::move(pfd), file_type::regular), true};
+      return {object(std::move(pfd), file_type::regular,
+                     inode_id{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)}),
+              true};
     }
     if (errno != EEXIST) {
       ec = detail::last_error();

@@ -164,7 +164,7 @@ export_root::export_root(const std::filesystem::path& dir) : path_(dir) {
   hb.get()->handle_bytes = MAX_HANDLE_SZ;
   if (::name_to_handle_at(pfd.get(), "", hb.get(), &mount_id_, AT_EMPTY_PATH) != 0)
     fail(errno, dir, "the file system cannot make persistent file handles (name_to_handle_at)");
-  root_ = object(std::move(pfd), file_type::directory);
+  root_ = object(std::move(pfd), file_type::directory, detail::inode_of(st));
   mount_fd_ = std::move(rd);
   mac_ = std::make_unique<mac_context>(key_);
   handles_ = std::make_unique<handle_cache>(handle_cache_capacity);

@@ -36,6 +36,24 @@ object::object(unique_fd fd, file_type type, inode_id id) : type_(type) {
   fd_ = std::move(n);
 }
 
+inode_id object::inode(std::error_code& ec) const {
+  if (const std::optional<inode_id> known = id()) {
+    ec.clear();
+    return *known;
+  }
+  struct ::stat st {};
+  if (!*this) {
+    ec = sys_error(EBADF);
+    return {};
+  }
+  if (::fstat(fd(), &st) != 0) {
+    ec = detail::last_error();
+    return {};
+  }
+  ec.clear();
+  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+}
+
 object::node::~node() {
   if (const int r = reader.load(std::memory_order_relaxed); r >= 0) ::close(r);
 }

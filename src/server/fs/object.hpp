@@ -71,6 +71,9 @@ class object {
   explicit operator bool() const noexcept { return fd_ && fd_->path; }
   /// The inode's numbers when they were known at construction (no system call).
   std::optional<inode_id> id() const noexcept { return fd_ ? fd_->id : std::nullopt; }
+  /// The inode's numbers: id() when known, else from one fstat. {} with `ec` set when the
+  /// object is empty or fstat fails.
+  inode_id inode(std::error_code& ec) const;
 
   /// The descriptor kept open for reading the data, or -1 if none is kept yet.
   int kept_reader() const noexcept { return fd_ ? fd_->reader.load(std::memory_order_acquire) : -1; }

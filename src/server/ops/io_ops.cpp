@@ -187,7 +187,10 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
     }
     // In a transaction, whose commit fsyncs every file it wrote, the device starts on the
     // bytes now, while the rest of the transaction arrives: the commit waits only for the tail.
-    const bool early = ctx.txn && a.stable == nfs4::stable_how4::UNSTABLE4;
+    // Not for small writes: the commit writes many of them back in one go (syncfs), for less
+    // than a system call each.
+    constexpr std::size_t early_from = 64 * 1024;
+    const bool early = ctx.txn && a.stable == nfs4::stable_how4::UNSTABLE4 && a.data.size() >= early_from;
     if (fd) {
       fs::detail::drop_create_verifier(ctx.current.obj);
       written = fs::write_at(fd->get(), static_cast<std::int64_t>(a.offset), a.data,

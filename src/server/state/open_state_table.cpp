@@ -54,17 +54,8 @@ bool overlaps(std::uint64_t s1, std::uint64_t e1, std::uint64_t s2, std::uint64_
 open_state_table::open_state_table() : tag_(random_tag()) {}
 
 file_key open_state_table::key_of(const fs::object& obj, std::error_code& ec) {
-  if (const auto id = obj.id()) {
-    ec.clear();
-    return {id->dev, id->ino};
-  }
-  struct ::stat st {};
-  if (::fstat(obj.fd(), &st) != 0) {
-    ec = std::error_code(errno, std::system_category());
-    return {};
-  }
-  ec.clear();
-  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+  const fs::inode_id id = obj.inode(ec);
+  return {id.dev, id.ino};
 }
 open_state_table::open_state_table(std::uint32_t instance_tag) : tag_(instance_tag) {}
 

@@ -13,10 +13,9 @@ namespace {
 using nfs4::nfs_argop4;
 
 void add(const fs::object& obj, lock_mode mode, std::vector<lock_request>& out) {
-  if (!obj) return;
-  struct ::stat st {};
-  if (::fstat(obj.fd(), &st) != 0) return;
-  out.push_back({object_key{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)}, mode});
+  std::error_code ec;
+  const fs::inode_id id = obj.inode(ec);
+  if (!ec) out.push_back({object_key{id.dev, id.ino}, mode});
 }
 
 void add_named(const fs::object& dir, std::string_view name, std::vector<lock_request>& out) {

@@ -187,9 +187,9 @@ class planner {
     return dir.is_directory() && !m_.hidden(dir, name) && !touched(dir, name);
   }
   static std::pair<std::uint64_t, std::uint64_t> key(const fs::object& o) {
-    struct ::stat st {};
-    if (::fstat(o.fd(), &st) != 0) return {0, 0};
-    return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+    std::error_code ec;
+    const fs::inode_id id = o.inode(ec);
+    return {id.dev, id.ino};  // {0, 0} on failure
   }
   bool touched(const fs::object& dir, const std::string& name) const {
     return touched_.contains({key(dir), name});

@@ -41,10 +41,10 @@ saved_attrs to_saved(const fs::attributes& a) {
 }
 
 std::error_code key_of(const fs::object& obj, std::pair<std::uint64_t, std::uint64_t>& k) {
-  struct ::stat st {};
-  if (::fstat(obj.fd(), &st) != 0) return last_error();
-  k = {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
-  return {};
+  std::error_code ec;
+  const fs::inode_id id = obj.inode(ec);
+  if (!ec) k = {id.dev, id.ino};
+  return ec;
 }
 
 /// A planned change's name: its kind, the objects (by key) and names it involves.
