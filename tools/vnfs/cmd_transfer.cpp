@@ -22,18 +22,20 @@ void copy_command(command_context& ctx, const location& src, const location& dst
   file_stat s = stat_of(sc, src, copy_attrs, ec);
   if (ec) throw command_error(failure("cannot stat", src.text, ec));
   if (s.type == file_type::directory && !recursive) throw command_error(directory_refusal);
-  location target = landing(dc, src, dst);
+  bool missing = false;
+  location target = landing(dc, src, dst, &missing);
   bool same = client_pool::same_client(src, target);
   if (same && target.path == src.path)
     throw command_error("'" + src.text + "' and '" + target.text + "' are the same file");
   if (same && s.type == file_type::directory && inside(target.path, src.path))
     throw command_error("cannot copy a directory, '" + src.text + "', into itself, '" + target.text + "'");
   progress bar("copying");
-  if (!atomic) return copy_tree({&sc, src, &dc, target, same}, s, bar);
+  if (!atomic) return copy_tree({&sc, src, &dc, target, same, missing}, s, bar);
   // Reads of SRC through another client of the same server would wait for the transaction.
   if (dst.local) throw usage_error("cp: --atomic needs an nfs:// destination");
   if (!same && !src.local)
     throw usage_error("cp: --atomic: SRC must be local or under the same nfs:// URL as DST");
+  // Inside the transaction the destination is looked at again: it is isolated from here on.
   run_atomic(dc, "cp", [&](vnfs::client& inside) { copy_tree({same ? &inside : &sc, src, &inside, target, same}, s, bar); });
 }
 
@@ -69,7 +71,8 @@ void run_mv(command_context& ctx, const arguments& a) {
   file_stat s = stat_of(sc, src, copy_attrs, ec);
   if (ec) throw command_error(failure("cannot stat", src.text, ec));
   if (src.path.empty()) throw command_error("cannot move '" + src.text + "': it is the root of its file system");
-  location target = landing(dc, src, dst);
+  bool missing = false;
+  location target = landing(dc, src, dst, &missing);
   if (client_pool::same_client(src, target)) {
     if (target.path == src.path) throw command_error("'" + src.text + "' and '" + target.text + "' are the same file");
     if (s.type == file_type::directory && inside(target.path, src.path))
@@ -81,7 +84,7 @@ void run_mv(command_context& ctx, const arguments& a) {
   }
   // Between two clients: copy, then remove the source (as mv across file systems does).
   progress bar("moving");
-  copy_tree({&sc, src, &dc, target, false}, s, bar);
+  copy_tree({&sc, src, &dc, target, false, missing}, s, bar);
   if (s.type == file_type::directory) return remove_tree(sc, src, bar);
   std::vector<std::string> paths{src.path};
   vresult r = sc.vremove(paths);

@@ -137,11 +137,15 @@ file_stat stat_of(vnfs::client& c, const location& l, unsigned mask, std::error_
   return items[0].stat;
 }
 
-location landing(vnfs::client& dst_client, const location& src, const location& dst) {
+location landing(vnfs::client& dst_client, const location& src, const location& dst, bool* missing) {
+  if (missing) *missing = false;
   std::error_code ec;
   file_stat d = stat_of(dst_client, dst, attr::type, ec);
   if (ec) {
-    if (ec == std::errc::no_such_file_or_directory) return dst;
+    if (ec == std::errc::no_such_file_or_directory) {
+      if (missing) *missing = true;
+      return dst;
+    }
     throw command_error(failure("cannot stat", dst.text, ec));
   }
   if (d.type == file_type::directory && !src.name().empty()) return dst.child(src.name());

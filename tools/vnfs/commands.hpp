@@ -45,8 +45,9 @@ file_stat stat_of(vnfs::client& c, const location& l, unsigned mask, std::error_
 
 /// Where a copy or move of `src` to `dst` lands: dst itself, or dst/NAME when dst is an
 /// existing directory (NAME is src's last component). Throws command_error if dst cannot
-/// be examined for another reason than not existing.
-location landing(vnfs::client& dst_client, const location& src, const location& dst);
+/// be examined for another reason than not existing. `*missing` (if given) says whether the
+/// place it returns did not exist when looked at (then the caller need not look again).
+location landing(vnfs::client& dst_client, const location& src, const location& dst, bool* missing = nullptr);
 
 void run_ls(command_context& ctx, const arguments& a);
 void run_stat(command_context& ctx, const arguments& a);

@@ -92,6 +92,7 @@ class tree_copier {
 
   /// What exists at the destination already, and what must go before the copy.
   void inspect_destination(const file_stat& root) {
+    if (job_.dst_missing) return;  // a new tree: nothing to merge into or to remove first
     std::vector<vattr> top{vattr(job_.dst_loc.path, attr::type)};
     vresult r = job_.dst->vgetattrs(top);
     if (!r.ok()) {

@@ -25,6 +25,7 @@ struct copy_job {
   vnfs::client* dst = nullptr;
   location dst_loc;  ///< the object to create (or to copy over), not a directory to copy into
   bool same_client = false;
+  bool dst_missing = false;  ///< dst_loc was found missing just before (landing): not looked at again
 };
 
 /// Copies the object at src_loc (attributes `src_stat`, from attr::type|mode|size|atime|mtime;
