@@ -38,7 +38,10 @@ enum class txn_state {
 
 class transaction {
  public:
-  /// Begins a transaction on `c`'s server (one round trip). Throws std::system_error:
+  /// Begins a transaction on `c`'s server: one round trip (TXN_BEGIN alone) the first time
+  /// on `c`; once the server is known to have the extension, none — the first COMPOUND a
+  /// call inside sends carries TXN_BEGIN, and a transaction with no call commits or aborts
+  /// without a word to the server. Throws std::system_error:
   /// errc::transactions_unsupported for file://, without client_options::compound_vectors,
   /// or against a server without the extension (NFS-Ganesha) — nothing ran there;
   /// errc::closed; or the server's reason. `c` must outlive the transaction.

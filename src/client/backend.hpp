@@ -141,6 +141,9 @@ class backend {
     (void)link;
     return nullptr;
   }
+  /// Whether the server answered a VNFS_TXN on this session (it has the extension): then a
+  /// transaction need not begin with a COMPOUND of its own (txn_link::pending).
+  virtual bool transactions_known() const { return false; }
 
   /// Ends the session (or stops the workers); in-flight operations complete first or with
   /// errc::closed. Blocks until done. Idempotent.

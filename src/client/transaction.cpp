@@ -50,6 +50,10 @@ struct transaction::impl : std::enable_shared_from_this<impl> {
     if (!link->st.compare_exchange_strong(expected, detail::txn_link::ended)) {
       return finish(txn_state::aborted, done);
     }
+    // Begun lazily and no call inside sent anything: the server never heard of it, and an
+    // empty transaction commits (or aborts) by itself.
+    if (link->end_unbegun())
+      return finish(action == txn_action4::TXN_COMMIT ? txn_state::committed : txn_state::aborted, done);
     send(action, std::move(done), true);
   }
 
@@ -129,6 +133,14 @@ void transaction::start(client& c, std::optional<std::uint64_t> retries, transac
   im->base = c.backend_.get();
   im->link = link;
   im->view.emplace(client(std::move(v), c.executor_));
+  if (im->base->transactions_known()) {
+    // The server has the extension: no COMPOUND of its own, the first call inside carries
+    // TXN_BEGIN (txn_link::pending).
+    link->begin = detail::txn_link::pending;
+    link->retry_of = retries;
+    out->impl_ = im;
+    return done({}, 0);
+  }
   auto outcome = std::make_shared<std::uint32_t>(0);
   im->base->txn_control(static_cast<std::uint32_t>(txn_action4::TXN_BEGIN), link->txnid, retries, outcome.get(),
                         [im, out, outcome, done = std::move(done)](std::error_code ec, std::size_t) {

@@ -1,13 +1,19 @@
 // vnfs client: what the calls inside one open multi-COMPOUND transaction share with it
 // (vnfs::transaction, docs/transactions.md): the transaction's id, which every COMPOUND of
-// those calls carries in VNFS_TXN (TXN_JOIN), and whether it is still open.
+// those calls carries in VNFS_TXN (TXN_JOIN), whether it is still open, and whether its
+// TXN_BEGIN is still to be sent with the first of them.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <system_error>
+#include <vector>
+
+#include "vnfs/nfs4/txn_ops.hpp"
 
 namespace vnfs::detail {
 
@@ -24,6 +30,31 @@ struct txn_link {
   /// after it left `open` run nothing.
   std::atomic<int> st{open};
 
+  /// Where TXN_BEGIN stands. `sent`: begin() sent it alone and it succeeded. `pending`:
+  /// begin() sent nothing (the server is known to have the extension); the first COMPOUND a
+  /// call inside sends carries VNFS_TXN(TXN_BEGIN) in place of TXN_JOIN. `in_flight`: that
+  /// COMPOUND awaits its reply, and the others wait for it (deferred), for a TXN_JOIN must
+  /// not reach the server before the TXN_BEGIN ran.
+  enum begin_state : int { sent, pending, in_flight };
+
+  /// For the COMPOUND about to be sent: TXN_BEGIN if the begin is pending (it is in flight
+  /// from now on: `*flags` and `*retries` are set for it), else TXN_JOIN. Returns nullopt
+  /// after keeping `resend` to run once the TXN_BEGIN's reply came (begin_done).
+  std::optional<std::uint32_t> action_for_next(std::function<void()> resend, std::uint32_t* flags,
+                                               std::uint64_t* retries);
+  /// The COMPOUND carrying TXN_BEGIN got its reply: `ran` if the server ran VNFS_TXN (the
+  /// transaction began, or failed to), else the begin is pending again (nothing ran: the
+  /// next COMPOUND carries it). Then runs the deferred sends.
+  void begin_done(bool ran);
+  /// commit() or abort() with the begin still pending: nothing was ever sent, so there is
+  /// nothing on the server to end. True (and no COMPOUND is sent from now on) if so.
+  bool end_unbegun();
+
+  std::mutex gate;  ///< guards begin, retry_of and deferred
+  int begin = sent;
+  std::optional<std::uint64_t> retry_of;  ///< TXN_RETRY of a pending TXN_BEGIN
+  std::vector<std::function<void()>> deferred;
+
   /// The item whose failure rolled the transaction back: its index in its call and its error.
   void note_failure(std::size_t index, std::error_code error) {
     std::lock_guard g(mu);
@@ -35,5 +66,40 @@ struct txn_link {
   std::size_t failed_index = static_cast<std::size_t>(-1);
   std::error_code failed_error;
 };
+
+inline std::optional<std::uint32_t> txn_link::action_for_next(std::function<void()> resend, std::uint32_t* flags,
+                                                              std::uint64_t* retries) {
+  std::lock_guard g(gate);
+  *flags = 0;
+  *retries = 0;
+  if (begin == in_flight) {
+    deferred.push_back(std::move(resend));
+    return std::nullopt;
+  }
+  if (begin == sent) return static_cast<std::uint32_t>(nfs4::txn_action4::TXN_JOIN);
+  begin = in_flight;
+  if (retry_of) {
+    *flags = nfs4::TXN_RETRY;
+    *retries = *retry_of;
+  }
+  return static_cast<std::uint32_t>(nfs4::txn_action4::TXN_BEGIN);
+}
+
+inline void txn_link::begin_done(bool ran) {
+  std::vector<std::function<void()>> go;
+  {
+    std::lock_guard g(gate);
+    begin = ran ? sent : pending;
+    go.swap(deferred);
+  }
+  for (auto& f : go) f();
+}
+
+inline bool txn_link::end_unbegun() {
+  std::lock_guard g(gate);
+  if (begin != pending) return false;
+  begin = sent;  // calls started later find the transaction ended and send nothing
+  return true;
+}
 
 }  // namespace vnfs::detail

@@ -200,6 +200,82 @@ TEST_CASE("abort undoes a transaction; every call form of commit and abort", "[t
   }
 }
 
+TEST_CASE("once the server is known to have the extension, TXN_BEGIN rides in the transaction's first COMPOUND",
+          "[txn][multi]") {
+  client_env env(target::vnfsd);
+  auto sent = [&, from = env.c().stats().compounds]() mutable {
+    const auto now = env.c().stats().compounds;
+    const auto n = now - from;
+    from = now;
+    return n;
+  };
+  // The client's first transaction learns that the server has the extension: TXN_BEGIN alone.
+  transaction first = transaction::begin(env.c());
+  CHECK(sent() == 1);
+  CHECK(first.commit() == std::error_code());
+  CHECK(sent() == 1);
+
+  // From then on begin sends nothing; the first call's COMPOUND begins the transaction.
+  transaction t = transaction::begin(env.c());
+  CHECK(sent() == 0);
+  CHECK(t.state() == txn_state::open);
+  std::vector<vmkdir_item> top{{"t", 0755}};
+  REQUIRE(t.view().vmkdir(top).ok());
+  CHECK(sent() == 1);
+  auto w = one_write("t/f");
+  REQUIRE(t.view().vwrite(w).ok());
+  CHECK(sent() == 1);
+  CHECK(t.commit() == std::error_code());
+  CHECK(sent() == 1);
+  CHECK(std::filesystem::file_size(env / "t" / "f") == data.size());
+
+  // An empty transaction never reaches the server: its commit and abort are exact at once.
+  transaction empty = transaction::begin(env.c());
+  CHECK(empty.commit() == std::error_code());
+  CHECK(empty.state() == txn_state::committed);
+  transaction dropped = transaction::begin(env.c());
+  CHECK(dropped.abort() == std::error_code());
+  CHECK(dropped.state() == txn_state::aborted);
+  CHECK(sent() == 0);
+
+  // A first call of many COMPOUNDs: the first carries TXN_BEGIN, the others wait for its
+  // reply and join; two calls at once as well. Aborted, nothing of it remains.
+  const std::string before = settled_digest(env.dir());
+  {
+    transaction u = transaction::begin(env.c());
+    auto dirs = many_dirs();
+    std::vector<vmkdir_item> more{{"m1", 0755}, {"m2", 0755}};
+    completion_group g;
+    vresult r1, r2;
+    u.view().async_vmkdir(dirs, &r1, g, 1);
+    u.view().async_vmkdir(more, &r2, g, 2);
+    g.wait();
+    g.wait();
+    CHECK(r1.ok_count == 1500);
+    CHECK(r2.ok_count == 2);
+    CHECK(sent() >= 3);
+    CHECK(std::filesystem::is_directory(env / "d1499"));  // this test sees the export itself
+    CHECK(u.abort() == std::error_code());
+  }
+  CHECK(tree_digest(env.dir()) == before);
+
+  // A first COMPOUND that fails having changed nothing begins the transaction all the same,
+  // and leaves it open: the next call joins it.
+  {
+    transaction v = transaction::begin(env.c());
+    auto missing = one_write("no/such/dir/f");
+    CHECK(t.view().vwrite(missing).error == errc::closed);  // t ended
+    vresult r = v.view().vwrite(missing);
+    CHECK(r.error == noent);
+    CHECK(v.state() == txn_state::open);
+    auto kept = one_write("kept");
+    REQUIRE(v.view().vwrite(kept).ok());
+    CHECK(v.commit() == std::error_code());
+    CHECK(std::filesystem::file_size(env / "kept") == data.size());
+  }
+  CHECK(vnfs::txn_test::state_leftovers(env.server().export_dir()).empty());
+}
+
 TEST_CASE("scalar calls on a transaction's view are refused", "[txn][multi]") {
   client_env env(target::vnfsd);
   transaction t = transaction::begin(env.c());

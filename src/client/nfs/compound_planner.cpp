@@ -57,6 +57,7 @@ struct compound {
   std::size_t reply_bytes = reply_overhead;
   bool needs_cache = false;
   bool barrier = false;  ///< wait for every earlier COMPOUND first
+  bool begins = false;   ///< carries the transaction's TXN_BEGIN (txn_link: begun lazily)
   position cur, saved;
 };
 
@@ -332,7 +333,15 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
     registered_regions registered;
     bool any_target = false;
     if (atomic) ops.push_back(VNFS_TXN4args{static_cast<std::uint32_t>(txn_action4::TXN_ONE_COMPOUND), txnid, 0});
-    if (join) ops.push_back(VNFS_TXN4args{static_cast<std::uint32_t>(txn_action4::TXN_JOIN), join->txnid, 0});
+    if (join) {
+      std::uint32_t flags = 0;
+      std::uint64_t retries = 0;
+      const std::optional<std::uint32_t> action =
+          join->action_for_next([self = shared_from_this(), c] { self->submit(c); }, &flags, &retries);
+      if (!action) return;  // sent once the COMPOUND carrying TXN_BEGIN has its reply
+      c->begins = *action == static_cast<std::uint32_t>(txn_action4::TXN_BEGIN);
+      ops.push_back(VNFS_TXN4args{*action, join->txnid, flags, retries});
+    }
     for (auto& o : c->ops) {
       ops.push_back(o.op);  // kept: a refused COMPOUND is packed again
       if (std::holds_alternative<READ4args>(o.op)) {
@@ -351,6 +360,19 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
   void on_reply(compound& c, std::error_code ec, compound_reply& r) {
     auto& res = r.res.resarray;
     bool stop = false;
+    if (c.begins) {
+      // The COMPOUNDs waiting for the TXN_BEGIN go now: after a failed one they find the
+      // transaction not open (NFS4ERR_EXPIRED) and run nothing; if VNFS_TXN did not run
+      // (refused whole, say for its number of operations), the next one carries TXN_BEGIN.
+      c.begins = false;
+      const bool ran = res.size() >= 2 && status_of(res[0]) == nfsstat4::NFS4_OK;
+      if (ran && (opnum_of(res[1]) == nfs_opnum4::OP_ILLEGAL || status_of(res[1]) == nfsstat4::NFS4ERR_OP_ILLEGAL ||
+                  status_of(res[1]) == nfsstat4::NFS4ERR_NOTSUPP)) {
+        join->st = txn_link::aborted;  // a server without the extension (restarted so?) ran nothing
+        ec = make_error_code(errc::transactions_unsupported);
+      }
+      join->begin_done(ran);
+    }
     if (res.empty() && ec == nfsstat4::NFS4ERR_TOO_MANY_OPS && c.ops.size() > 1) {
       if (!atomic) return repack(c);
       ec = make_error_code(errc::transaction_too_large);  // it cannot be split

@@ -401,6 +401,7 @@ class nfs_backend final : public backend {
                    std::uint32_t* outcome, done_fn done) override {
     send_txn_control(engine_, action, txnid, retries, outcome, std::move(done));
   }
+  bool transactions_known() const override { return engine_.transactions_known(); }
   std::unique_ptr<backend> txn_view(std::shared_ptr<txn_link> link) override {
     if (!vectors_) return nullptr;  // calls inside a transaction are packed into COMPOUNDs
     return make_txn_view(engine_, root_, [this] { return next_open_owner(); }, window_bytes_, max_registered_bytes_,

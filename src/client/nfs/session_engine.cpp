@@ -210,8 +210,15 @@ bool session_engine::impl::retry_later(std::unique_ptr<session_call>& c, const c
     const auto action = static_cast<nfs4::txn_action4>(t->action);
     return action == nfs4::txn_action4::TXN_JOIN || action == nfs4::txn_action4::TXN_ONE_COMPOUND;
   };
-  if (failed < 1 || !std::all_of(c->ops.begin() + 1, c->ops.begin() + static_cast<std::ptrdiff_t>(failed), nothing_changed))
+  // A TXN_BEGIN that ran opened the transaction, which the refusal left open and empty: sent
+  // again, the COMPOUND joins it.
+  auto* begin = failed >= 2 ? std::get_if<nfs4::VNFS_TXN4args>(&c->ops[1]) : nullptr;
+  const bool begun = begin != nullptr && begin->action == static_cast<std::uint32_t>(nfs4::txn_action4::TXN_BEGIN) &&
+                     nfs4::status_of(r.res.resarray[1]) == nfsstat4::NFS4_OK;
+  if (failed < 1 ||
+      !std::all_of(c->ops.begin() + (begun ? 2 : 1), c->ops.begin() + static_cast<std::ptrdiff_t>(failed), nothing_changed))
     return false;
+  if (begun) *begin = nfs4::VNFS_TXN4args{static_cast<std::uint32_t>(nfs4::txn_action4::TXN_JOIN), begin->txnid, 0, 0};
   const auto now = clock_type::now();
   if (c->grace_wait.count() == 0) c->grace_since = now;
   if (now - c->grace_since > (delayed ? std::chrono::duration_cast<clock_type::duration>(max_delayed) : 2 * lease))
@@ -365,6 +372,9 @@ void session_engine::close() {
        ++round)
     m.fail_all(make_error_code(errc::closed));
 }
+
+bool session_engine::transactions_known() const { return impl_->txn_known.load(std::memory_order_relaxed); }
+void session_engine::note_transactions() { impl_->txn_known.store(true, std::memory_order_relaxed); }
 
 client_stats session_engine::stats() const {
   const auto& m = *impl_;

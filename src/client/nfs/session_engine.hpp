@@ -87,6 +87,10 @@ class session_engine {
   /// operation count lowered to what the server really takes, where that is known or was
   /// learned (operation_limit.hpp).
   nfs4::channel_attrs4 limits() const;
+  /// Whether the server answered a VNFS_TXN (TXN_BEGIN or TXN_ONE_COMPOUND ran there): it has
+  /// vnfsd's transaction extension. Set by note_transactions(), never cleared.
+  bool transactions_known() const;
+  void note_transactions();
   /// The lease the server grants (from the root's lease_time), for renewal.
   void set_lease(std::chrono::seconds lease);
   /// The files held open, which the engine reclaims when the server has lost the client's

@@ -89,6 +89,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   bool stopped = false;  // guarded by submit_mu
 
   // Counters, read from any thread.
+  std::atomic<bool> txn_known{false};  ///< transactions_known()
   std::atomic<std::uint64_t> n_compounds{0}, n_ops{0}, n_sent{0}, n_received{0}, n_copied{0},
       n_direct{0}, n_reconnects{0}, n_retrans{0};
 

@@ -12,7 +12,7 @@ void send_txn_control(session_engine& engine, std::uint32_t action, std::uint64_
   std::vector<nfs_argop4> ops{VNFS_TXN4args{action, txnid, retries ? TXN_RETRY : 0, retries.value_or(0)}};
   engine.submit(
       std::move(ops),
-      [outcome, done = std::move(done)](std::error_code ec, compound_reply& r) {
+      [&engine, action, outcome, done = std::move(done)](std::error_code ec, compound_reply& r) {
         // The engine learned, after the session was lost, that the transaction never committed.
         *outcome = ec == errc::transaction_aborted ? static_cast<std::uint32_t>(txn_outcome4::TXN_ABORTED)
                                                    : txn_outcome_unanswered;
@@ -29,6 +29,7 @@ void send_txn_control(session_engine& engine, std::uint32_t action, std::uint64_
         }
         *outcome = t->outcome;
         if (s != nfsstat4::NFS4_OK) return done(std::error_code(s), 0);
+        if (action == static_cast<std::uint32_t>(txn_action4::TXN_BEGIN)) engine.note_transactions();
         done({}, 0);
       },
       {}, true);
