@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 
+#include "vnfs/file_stat.hpp"
 #include "vnfs/memory_region.hpp"
 #include "vnfs/vfile.hpp"
 
@@ -29,6 +30,13 @@ struct vio {
   std::span<std::byte> buffer;
   unsigned flags = 0;
   std::uint32_t mode = 0644;  ///< permission bits of a file vwrite creates
+  /// vwrite: attributes the file is given once this item's data is written, in the same
+  /// COMPOUND (a SETATTR after its last WRITE): any of attr::mode, attr::atime and
+  /// attr::mtime (vattrs.hpp), from `attrs` (another bit, or any in vread: errc::bad_argument).
+  /// A copy that stamps each file with its source's mode and times this way needs no
+  /// vsetattrs round for them afterwards. 0: none.
+  unsigned attrs_after = 0;
+  file_stat attrs;
 
   // ---- results
   std::uint64_t bytes = 0;  ///< bytes moved

@@ -226,4 +226,16 @@ TEST_CASE("the scalar baseline: compound_vectors off sends one item at a time", 
   cost k = cost_of(c, [&] { REQUIRE_OK(c.vwrite(w)); });
   // Per file, as the scalar calls: open (a LOOKUP COMPOUND for d, then OPEN), WRITE, CLOSE.
   CHECK(k.compounds == 10 * 4);
+  // attrs_after: the scalar setattr after the CLOSE (a LOOKUP COMPOUND per component of
+  // d/f0, then SETATTR).
+  w.resize(1);
+  w[0].attrs_after = attr::mode | attr::mtime;
+  w[0].attrs.mode = 0604;
+  w[0].attrs.mtime = {1'400'000'000, 0};
+  k = cost_of(c, [&] { REQUIRE_OK(c.vwrite(w)); });
+  CHECK(k.compounds == 4 + 3);
+  struct ::stat st {};
+  REQUIRE(::stat((env / name(0)).c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0604);
+  CHECK(st.st_mtim.tv_sec == 1'400'000'000);
 }

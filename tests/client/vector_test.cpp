@@ -168,6 +168,46 @@ TEST_CASE("vgetattrs and vsetattrs: masks, handles, several attributes at once",
   CHECK(c.vsetattrs(bad).error == errc::bad_argument);
 }
 
+TEST_CASE("vwrite's attrs_after: mode and times given with the data, in the same COMPOUND", "[client][vector]") {
+  FOR_EACH_TARGET();
+  auto data = pattern(5000), more = pattern(100, 3);
+  REQUIRE_OK(c.vmkdir(std::vector<vmkdir_item>{{"s", 0755}}));
+  std::vector<vio> w{vio("s/a", 0, std::span<const std::byte>(data), vio_flags::create),
+                     vio("s/b", 0, std::span<const std::byte>(more), vio_flags::create)};
+  w[0].attrs_after = attr::mode | attr::atime | attr::mtime;  // read-only: the data went first
+  w[0].attrs.mode = 0444;
+  w[0].attrs.atime = {1'100'000'000, 7};
+  w[0].attrs.mtime = {1'200'000'000, 9};
+  w[1].mode = 0600;
+  w[1].attrs_after = attr::mtime;
+  w[1].attrs.mtime = {1'300'000'000, 0};
+  const std::uint64_t before = c.stats().compounds;
+  REQUIRE_OK(c.vwrite(w));
+  if (env.kind() != target::local) CHECK(c.stats().compounds - before == 1);
+  CHECK(w[0].bytes == data.size());
+  struct ::stat st {};
+  REQUIRE(::stat((env / "s" / "a").c_str(), &st) == 0);  // before reading it sets the atime
+  CHECK((st.st_mode & 07777) == 0444);
+  CHECK(st.st_atim.tv_sec == 1'100'000'000);
+  CHECK(st.st_atim.tv_nsec == 7);
+  CHECK(st.st_mtim.tv_sec == 1'200'000'000);
+  CHECK(st.st_mtim.tv_nsec == 9);
+  CHECK(read_local(env / "s" / "a") == as_string(data));
+  REQUIRE(::stat((env / "s" / "b").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+  CHECK(st.st_mtim.tv_sec == 1'300'000'000);
+
+  // Only mode and times, and only in vwrite: refused before anything runs.
+  std::vector<vio> bad{vio("s/c", 0, std::span<const std::byte>(more), vio_flags::create)};
+  bad[0].attrs_after = attr::uid;
+  CHECK(c.vwrite(bad).error == errc::bad_argument);
+  CHECK_FALSE(std::filesystem::exists(env / "s" / "c"));
+  std::vector<std::byte> back(10);
+  std::vector<vio> rd{vio("s/b", 0, std::span<std::byte>(back))};
+  rd[0].attrs_after = attr::mtime;
+  CHECK(c.vread(rd).error == errc::bad_argument);
+}
+
 TEST_CASE("names: vmkdir, vsymlink, vreadlink, vhardlink, vrename, vremove", "[client][vector]") {
   FOR_EACH_TARGET();
   std::vector<vmkdir_item> dirs{{"p", 0755}, {"p/q", 0700}, {"p/q/r", 0755}, {"s", 0755}};

@@ -51,6 +51,7 @@ class tree_copier {
     // file://'s vscopy creates a file with exactly its source's mode: only its times are
     // left to set. (Not for set-id or sticky bits, which writing may clear.)
     mode_set_.assign(files_.size(), false);
+    stamped_.assign(files_.size(), false);
     if (job_.dst_loc.local)
       for (std::size_t i : on_server)
         mode_set_[i] = !existing_.count(files_[i].rel) && (files_[i].stat.mode & 07000) == 0;
@@ -251,7 +252,13 @@ class tree_copier {
         vio w(dst_path(f.rel), pieces[p].offset,
               std::span<const std::byte>(buffer.data() + place[p - from], got[p - from]),
               pieces[p].first ? vio_flags::create | vio_flags::truncate : 0u);
-        w.mode = (f.stat.mode & 07777) | 0200;  // writable by us until set_attributes
+        w.mode = (f.stat.mode & 07777) | 0200;  // writable by us until its last piece is written
+        if (pieces[p].last) {  // then its mode and times, in the same COMPOUND
+          w.attrs_after = attr::mode | attr::atime | attr::mtime;
+          w.attrs = f.stat;
+          w.attrs.mode &= 07777;
+          stamped_[pieces[p].file] = true;
+        }
         writes.push_back(std::move(w));
       }
       vresult r = job_.dst->vwrite(writes);
@@ -276,7 +283,7 @@ class tree_copier {
       of.push_back(&o);
     };
     for (std::size_t i = 0; i < files_.size(); ++i)
-      add_item(files_[i], (mode_set_[i] ? 0u : unsigned(attr::mode)) | attr::atime | attr::mtime);
+      if (!stamped_[i]) add_item(files_[i], (mode_set_[i] ? 0u : unsigned(attr::mode)) | attr::atime | attr::mtime);
     for (const auto& l : links_) add_item(l, attr::atime | attr::mtime);
     // Directories deepest first: setting a child's attributes does not touch its parent's
     // times, but a parent's mode must not lock us out of its children before they are done.
@@ -295,6 +302,7 @@ class tree_copier {
   progress& bar_;
   std::vector<object> dirs_, files_, links_;
   std::vector<bool> mode_set_;  ///< of each file: created with its mode by the copy itself
+  std::vector<bool> stamped_;   ///< of each file: given its mode and times with its last piece
   std::uint64_t file_bytes_ = 0;
   std::unordered_map<std::string, file_type> existing_;
 };

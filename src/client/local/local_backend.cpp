@@ -458,8 +458,15 @@ class local_backend final : public backend {
   }
 
   void vwrite(std::span<vio> items, vresult* out, done_fn done) override {
-    run_items(items.size(), out, std::move(done),
-              [this, items](std::size_t i, dir_cache& dirs) { return io_item(dirs, items[i], true); });
+    run_items(items.size(), out, std::move(done), [this, items](std::size_t i, dir_cache& dirs) {
+      vio& v = items[i];
+      std::error_code ec = io_item(dirs, v, true);
+      if (ec || !v.attrs_after) return ec;
+      const std::string path = v.file.path()         ? *v.file.path()
+                               : v.file.descriptor() ? v.file.descriptor()->path()
+                                                     : handle_path(*v.file.handle());
+      return setattr_item(dirs, path, v.attrs_after, v.attrs);
+    });
   }
 
   void vgetattrs(std::span<vattr> items, vresult* out, done_fn done) override {

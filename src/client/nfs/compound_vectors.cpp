@@ -225,6 +225,10 @@ void compound_vectors::io(std::span<vio> items, bool writing, vresult* out, done
       }
       at += n;
     } while (at < size);
+    if (writing && v.attrs_after) {  // after the item's last WRITE, before its group's CLOSE
+      planned_op set = make(SETATTR4args{stateid4::anonymous(), settable_attrs(v.attrs_after, v.attrs)}, i, 32);
+      (path ? plan[*group] : plan.back()).ops.push_back(std::move(set));
+    }
   }
   close_group();
   if (writing) return run_mutating(std::move(plan), items.size(), out, std::move(done));

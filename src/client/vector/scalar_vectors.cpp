@@ -127,8 +127,16 @@ void backend::vread(std::span<vio> items, vresult* out, done_fn done) {
 }
 
 void backend::vwrite(std::span<vio> items, vresult* out, done_fn done) {
-  run_in_order(items.size(), [this, items](std::size_t i, done_fn d) { io_item(this, items[i], true, std::move(d)); },
-               out, std::move(done));
+  run_in_order(items.size(), [this, items](std::size_t i, done_fn d) {
+    vio& v = items[i];
+    io_item(this, v, true, [this, &v, d = std::move(d)](std::error_code ec, std::size_t n) mutable {
+      if (ec || !v.attrs_after) return d(ec, n);
+      const std::string path = v.file.path()         ? *v.file.path()
+                               : v.file.descriptor() ? v.file.descriptor()->path()
+                                                     : handle_path(*v.file.handle());
+      setattr(path, v.attrs_after, v.attrs, std::move(d));
+    });
+  }, out, std::move(done));
 }
 
 void backend::vgetattrs(std::span<vattr> items, vresult* out, done_fn done) {

@@ -156,7 +156,8 @@ void start_vio(detail::backend* b, std::span<vio> ios, vresult* out, done_fn don
           ec = make_error_code(errc::bad_argument);
           return false;
         }
-        if (!Writing && io.flags != 0) {  // the flags are vwrite's
+        if ((!Writing && (io.flags != 0 || io.attrs_after != 0)) ||  // they are vwrite's
+            (io.attrs_after & ~(attr::mode | attr::atime | attr::mtime))) {
           ec = make_error_code(errc::bad_argument);
           return false;
         }
