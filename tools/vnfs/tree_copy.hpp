@@ -6,11 +6,13 @@
 //   the data: vscopy when both ends are on one client (server-side COPY where the server
 //   has it), else vread/vwrite batches of at most 64 MiB and 4096 files, each file created
 //   with the source's permission bits plus owner write (so that a read-only file can take
-//   its later batches; read-only files over 64 MiB take this way on one client too);
-//   vsetattrs last: the source's mode, atime and mtime on every file and directory
-//   (directories deepest first, after everything inside them is written) and the times on
-//   every symlink; only the times on a file that a file:// vscopy created (it has its
-//   source's mode already, unless that has set-id or sticky bits).
+//   its later batches; read-only files over 64 MiB take this way on one client too), and
+//   given its source's mode, atime and mtime with its last piece (vio::attrs_after: in the
+//   same COMPOUND);
+//   vsetattrs last: the same on every other file and on every directory (directories
+//   deepest first, after everything inside them is written) and the times on every
+//   symlink; only the times on a file that a file:// vscopy created (it has its source's
+//   mode already, unless that has set-id or sticky bits).
 #pragma once
 
 #include "location.hpp"
