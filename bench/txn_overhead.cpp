@@ -18,7 +18,8 @@
 // mode. When a call of files this size fits one COMPOUND (found by a probe against the txn
 // server: errc::transaction_too_large halves the batch), it is client_options::atomic_vectors'
 // single-COMPOUND transaction; files too large for one COMPOUND (> 4 MiB) go one call per
-// vnfs::transaction (TXN_BEGIN, the call's COMPOUNDs, TXN_COMMIT).
+// vnfs::transaction, the call made by transaction::committing() (TXN_BEGIN in its first
+// COMPOUND once the client knows the server, TXN_COMMIT in its last).
 // Figure 12: compounding degree: one client, no proxy, `calls12` vwrite calls of d files.
 //
 // Every pass is bounded in bytes (--bytes-cap-mib: fewer files at the largest sizes, and the
@@ -122,10 +123,9 @@ void run_share(vnfs::client& c, const std::string& op, const share& sh, std::siz
     vnfs::vresult r;
     if (write && spanning) {
       vnfs::transaction t = vnfs::transaction::begin(c);
-      r = t.view().vwrite(ios);
-      if (r.ok()) {
-        if (std::error_code ec = t.commit()) throw std::runtime_error("commit in " + sh.dir + ": " + ec.message());
-      }
+      r = t.committing().vwrite(ios);  // its last COMPOUND commits
+      if (r.ok() && t.state() != vnfs::txn_state::committed)
+        throw std::runtime_error("commit in " + sh.dir + ": not committed");
     } else {
       r = write ? c.vwrite(ios) : c.vread(ios);
     }
@@ -412,7 +412,8 @@ int main(int argc, char** argv) try {
        "another vnfsd --no-transactions, every write vio_flags::stable (DATA_SYNC4: on disk when the call returns); "
        "txn = vnfsd, each vwrite call one "
        "transaction (txn_unit compound: client_options::atomic_vectors, one COMPOUND; spanning: vnfs::transaction "
-       "begin, the call, commit); old = the vnfsd of --old-vnfsd, ordinary vwrite. rtt_ms is nominal (2 x delay-ms). "
+       "begin, the call by transaction::committing(): TXN_BEGIN in its first COMPOUND, TXN_COMMIT in its last); "
+       "old = the vnfsd of --old-vnfsd, ordinary vwrite. rtt_ms is nominal (2 x delay-ms). "
        "A pass's seconds run from the start of the first client to the end of the last; ops of one repeat run on the "
        "same files: write creates them, overwrite truncates and rewrites them, read compares every byte.\",\n"
     << "  \"total_seconds\": " << total << ",\n  \"points\": [\n";

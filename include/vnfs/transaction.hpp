@@ -96,6 +96,26 @@ class transaction {
   /// Throws std::logic_error if not begun.
   client& view();
 
+  /// The client for the transaction's last call: its vectorized calls run as view()'s do,
+  /// and the last COMPOUND of the call carries the commit (sent once every other COMPOUND of
+  /// the call has its reply), so that the commit costs no round trip of its own:
+  ///
+  ///   t.view().vmkdir(dirs);
+  ///   vresult r = t.committing().vwrite(files);   // r.ok(): committed
+  ///
+  /// One call, with no other call of the transaction in flight. Its result: ok(), the
+  /// transaction committed; an item's error after its COMPOUND changed something, or the
+  /// commit's reason (items errc::rolled_back), rolled back (state() aborted); a failure
+  /// that changed nothing (say a lookup of a missing name), the transaction is still open:
+  /// commit() or abort() it; errc::outcome_unknown, the connection died during the commit
+  /// and the server could not be asked (state() unknown: resolve()). A transaction that has
+  /// not reached the server yet is that call's COMPOUND alone, if it has one
+  /// (TXN_ONE_COMPOUND). commit() afterwards returns what the call ended it with. The
+  /// composed calls (vlistdir, vcopy, vscopy, ensure_directory, remove_tree), which make
+  /// several calls, are refused here with errc::bad_argument. Throws std::logic_error if
+  /// not begun.
+  client& committing();
+
   /// Ends the transaction. commit(): {} when committed (every change on stable storage);
   /// errc::transaction_aborted when it had been rolled back already (failed() tells by
   /// which item); the server's reason when the commit failed (rolled back); or, if the

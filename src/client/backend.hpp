@@ -137,13 +137,17 @@ class backend {
   /// A backend whose vectorized calls run in the open transaction `link` (their COMPOUNDs
   /// join it); its scalar calls fail with errc::bad_argument. It shares this backend's
   /// session, which must outlive it; null where there are no transactions.
-  virtual std::unique_ptr<backend> txn_view(std::shared_ptr<txn_link> link) {
-    (void)link;
+  /// With `commits`, a call's last COMPOUND commits the transaction (transaction::committing()).
+  virtual std::unique_ptr<backend> txn_view(std::shared_ptr<txn_link> link, bool commits) {
+    (void)link, (void)commits;
     return nullptr;
   }
   /// Whether the server answered a VNFS_TXN on this session (it has the extension): then a
   /// transaction need not begin with a COMPOUND of its own (txn_link::pending).
   virtual bool transactions_known() const { return false; }
+  /// Whether a vectorized call here ends a transaction (transaction::committing()): the
+  /// composed calls, which make several, are refused on it.
+  virtual bool call_commits() const { return false; }
 
   /// Ends the session (or stops the workers); in-flight operations complete first or with
   /// errc::closed. Blocks until done. Idempotent.

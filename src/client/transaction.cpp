@@ -23,6 +23,7 @@ struct transaction::impl : std::enable_shared_from_this<impl> {
   detail::backend* base = nullptr;
   std::shared_ptr<detail::txn_link> link;
   std::optional<client> view;
+  std::optional<client> committing;  ///< transaction::committing(), made on first use
   std::mutex mu;  // guards what follows
   txn_state st = txn_state::open;
   txn_action4 wanted = txn_action4::TXN_COMMIT;  ///< what the last end() meant
@@ -33,15 +34,25 @@ struct transaction::impl : std::enable_shared_from_this<impl> {
     st = s;
   }
 
+  /// What a call of committing() ended the transaction with, into st (under mu).
+  void absorb_link() {
+    if (st != txn_state::open) return;
+    const int ls = link->st.load();
+    if (ls == detail::txn_link::committed) st = txn_state::committed;
+    else if (ls == detail::txn_link::unknown) st = txn_state::unknown;
+  }
+
   /// Sends `action` (TXN_COMMIT or TXN_ABORT) and reports the exact outcome if the server
   /// can be asked; after a lost connection, asks with TXN_STATUS once.
   void end(txn_action4 action, done_fn done) {
     {
       std::lock_guard g(mu);
+      absorb_link();
       if (ending) return done(make_error_code(errc::bad_argument), 0);  // one end at a time
       if (st == txn_state::committed) return done(action == txn_action4::TXN_COMMIT ? std::error_code() : make_error_code(errc::bad_argument), 0);
       if (st == txn_state::aborted)
         return done(action == txn_action4::TXN_ABORT ? std::error_code() : make_error_code(errc::transaction_aborted), 0);
+      if (st == txn_state::unknown) return done(make_error_code(errc::outcome_unknown), 0);  // resolve() asks
       ending = true;
       wanted = action;
     }
@@ -127,17 +138,17 @@ void transaction::begin(client& c, const transaction& retried, transaction* out,
 void transaction::start(client& c, std::optional<std::uint64_t> retries, transaction* out, done_fn done) {
   if (!c.backend_ || c.backend_->registrations().closed()) return done(make_error_code(errc::closed), 0);
   auto link = std::make_shared<detail::txn_link>(random_txnid());
-  std::unique_ptr<detail::backend> v = c.backend_->txn_view(link);
+  std::unique_ptr<detail::backend> v = c.backend_->txn_view(link, false);
   if (!v) return done(make_error_code(errc::transactions_unsupported), 0);
   auto im = std::make_shared<impl>();
   im->base = c.backend_.get();
   im->link = link;
   im->view.emplace(client(std::move(v), c.executor_));
-  if (im->base->transactions_known()) {
+  if (im->base->transactions_known() && !retries) {
     // The server has the extension: no COMPOUND of its own, the first call inside carries
-    // TXN_BEGIN (txn_link::pending).
+    // TXN_BEGIN (txn_link::pending). (A transaction that runs another's work again sends
+    // TXN_BEGIN with TXN_RETRY alone, which keeps that one's age whatever follows.)
     link->begin = detail::txn_link::pending;
-    link->retry_of = retries;
     out->impl_ = im;
     return done({}, 0);
   }
@@ -190,6 +201,13 @@ client& transaction::view() {
   return *impl_->view;
 }
 
+client& transaction::committing() {
+  if (!impl_) throw std::logic_error("vnfs: transaction::committing of a transaction not begun");
+  std::lock_guard g(impl_->mu);
+  if (!impl_->committing) impl_->committing.emplace(client(impl_->base->txn_view(impl_->link, true), impl_->view->executor_));
+  return *impl_->committing;
+}
+
 void transaction::commit(done_fn done) {
   if (!impl_) return done(make_error_code(errc::bad_argument), 0);
   impl_->end(txn_action4::TXN_COMMIT, std::move(done));
@@ -210,6 +228,7 @@ void transaction::resolve(done_fn done) {
   if (!impl_) return done(make_error_code(errc::bad_argument), 0);
   {
     std::lock_guard g(impl_->mu);
+    impl_->absorb_link();
     if (impl_->st != txn_state::unknown || impl_->ending) return done(make_error_code(errc::bad_argument), 0);
     impl_->ending = true;
   }
@@ -222,6 +241,7 @@ std::error_code transaction::resolve() {
 txn_state transaction::state() const noexcept {
   if (!impl_) return txn_state::none;
   std::lock_guard g(impl_->mu);
+  impl_->absorb_link();
   // An item inside failed: the server rolled the transaction back already.
   if (impl_->st == txn_state::open && impl_->link->st == detail::txn_link::aborted) return txn_state::aborted;
   return impl_->st;

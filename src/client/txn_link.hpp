@@ -22,12 +22,14 @@ namespace vnfs::detail {
 inline constexpr std::uint32_t txn_outcome_unanswered = 0xffffffffu;
 
 struct txn_link {
-  enum state : int { open, aborted, ended };
+  enum state : int { open, aborted, ended, committed, unknown };
   explicit txn_link(std::uint64_t id) : txnid(id) {}
   const std::uint64_t txnid;
   /// `aborted` once a COMPOUND of a call inside failed (the server rolled the transaction
-  /// back) or the server refused to join it; `ended` after commit or abort. Calls started
-  /// after it left `open` run nothing.
+  /// back) or the server refused to join it; `ended` after commit or abort; `committed` or
+  /// `unknown` when a call of transaction::committing() carried the commit (`unknown`: its
+  /// reply was lost and the server could not be asked). Calls started after it left `open`
+  /// run nothing.
   std::atomic<int> st{open};
 
   /// Where TXN_BEGIN stands. `sent`: begin() sent it alone and it succeeded. `pending`:
@@ -38,10 +40,11 @@ struct txn_link {
   enum begin_state : int { sent, pending, in_flight };
 
   /// For the COMPOUND about to be sent: TXN_BEGIN if the begin is pending (it is in flight
-  /// from now on: `*flags` and `*retries` are set for it), else TXN_JOIN. Returns nullopt
-  /// after keeping `resend` to run once the TXN_BEGIN's reply came (begin_done).
-  std::optional<std::uint32_t> action_for_next(std::function<void()> resend, std::uint32_t* flags,
-                                               std::uint64_t* retries);
+  /// from now on), else TXN_JOIN; for the one that
+  /// `commits` (transaction::committing()), TXN_COMMIT, or TXN_ONE_COMPOUND if the begin is
+  /// pending (the transaction is that COMPOUND). Returns nullopt after keeping `resend` to
+  /// run once the TXN_BEGIN's reply came (begin_done).
+  std::optional<std::uint32_t> action_for_next(std::function<void()> resend, bool commits);
   /// The COMPOUND carrying TXN_BEGIN got its reply: `ran` if the server ran VNFS_TXN (the
   /// transaction began, or failed to), else the begin is pending again (nothing ran: the
   /// next COMPOUND carries it). Then runs the deferred sends.
@@ -50,9 +53,8 @@ struct txn_link {
   /// nothing on the server to end. True (and no COMPOUND is sent from now on) if so.
   bool end_unbegun();
 
-  std::mutex gate;  ///< guards begin, retry_of and deferred
+  std::mutex gate;  ///< guards begin and deferred
   int begin = sent;
-  std::optional<std::uint64_t> retry_of;  ///< TXN_RETRY of a pending TXN_BEGIN
   std::vector<std::function<void()>> deferred;
 
   /// The item whose failure rolled the transaction back: its index in its call and its error.
@@ -67,22 +69,20 @@ struct txn_link {
   std::error_code failed_error;
 };
 
-inline std::optional<std::uint32_t> txn_link::action_for_next(std::function<void()> resend, std::uint32_t* flags,
-                                                              std::uint64_t* retries) {
+inline std::optional<std::uint32_t> txn_link::action_for_next(std::function<void()> resend, bool commits) {
+  using nfs4::txn_action4;
   std::lock_guard g(gate);
-  *flags = 0;
-  *retries = 0;
   if (begin == in_flight) {
     deferred.push_back(std::move(resend));
     return std::nullopt;
   }
-  if (begin == sent) return static_cast<std::uint32_t>(nfs4::txn_action4::TXN_JOIN);
-  begin = in_flight;
-  if (retry_of) {
-    *flags = nfs4::TXN_RETRY;
-    *retries = *retry_of;
+  if (begin == sent) return static_cast<std::uint32_t>(commits ? txn_action4::TXN_COMMIT : txn_action4::TXN_JOIN);
+  if (commits) {  // the whole transaction in one COMPOUND: nothing follows it
+    begin = sent;
+    return static_cast<std::uint32_t>(txn_action4::TXN_ONE_COMPOUND);
   }
-  return static_cast<std::uint32_t>(nfs4::txn_action4::TXN_BEGIN);
+  begin = in_flight;
+  return static_cast<std::uint32_t>(txn_action4::TXN_BEGIN);
 }
 
 inline void txn_link::begin_done(bool ran) {

@@ -276,6 +276,98 @@ TEST_CASE("once the server is known to have the extension, TXN_BEGIN rides in th
   CHECK(vnfs::txn_test::state_leftovers(env.server().export_dir()).empty());
 }
 
+TEST_CASE("committing(): the commit rides in the last COMPOUND of the transaction's last call", "[txn][multi]") {
+  client_env env(target::vnfsd);
+  auto sent = [&, from = env.c().stats().compounds]() mutable {
+    const auto now = env.c().stats().compounds;
+    const auto n = now - from;
+    from = now;
+    return n;
+  };
+  transaction first = transaction::begin(env.c());  // learns that the server has the extension
+  CHECK(first.commit() == std::error_code());
+  sent();
+
+  // begin, a call, and a last call that commits: 2 COMPOUNDs in all.
+  transaction t = transaction::begin(env.c());
+  std::vector<vmkdir_item> c{{"c", 0755}};
+  REQUIRE(t.view().vmkdir(c).ok());
+  auto w = one_write("c/f");
+  CHECK(t.committing().vwrite(w).ok());
+  CHECK(sent() == 2);
+  CHECK(t.state() == txn_state::committed);
+  CHECK(t.commit() == std::error_code());  // what the call ended it with; nothing sent
+  CHECK(t.abort() == make_error_code(errc::bad_argument));
+  CHECK(sent() == 0);
+  CHECK(std::filesystem::file_size(env / "c" / "f") == data.size());
+  CHECK(t.view().vmkdir(c).error == errc::closed);
+
+  // A transaction that is one COMPOUND: TXN_ONE_COMPOUND.
+  transaction u = transaction::begin(env.c());
+  std::vector<vmkdir_item> u1{{"u1", 0700}};
+  CHECK(u.committing().vmkdir(u1).ok());
+  CHECK(sent() == 1);
+  CHECK(u.state() == txn_state::committed);
+  CHECK(std::filesystem::is_directory(env / "u1"));
+  transaction u2 = transaction::begin(env.c());
+  std::vector<vio> both = one_write("u2");
+  both.emplace_back(vfile("no/such/dir/f"), 0, std::as_bytes(std::span(data)), vio_flags::create);
+  vresult ur = u2.committing().vwrite(both);
+  CHECK(sent() == 1);
+  CHECK(ur.failed_index == 1);
+  CHECK(ur.status[0] == errc::rolled_back);
+  CHECK(u2.state() == txn_state::aborted);
+  CHECK_FALSE(std::filesystem::exists(env / "u2"));
+
+  // A last call of many COMPOUNDs: the commit goes with the last, after the others.
+  transaction v = transaction::begin(env.c());
+  auto dirs = many_dirs();
+  vresult r = v.committing().vmkdir(dirs);
+  CHECK(r.ok_count == 1500);
+  CHECK(sent() >= 2);
+  CHECK(v.state() == txn_state::committed);
+  CHECK(std::filesystem::is_directory(env / "d1499"));
+
+  // A failure that changed nothing leaves the transaction open, and commit() ends it.
+  transaction x = transaction::begin(env.c());
+  std::vector<vmkdir_item> x1{{"x1", 0755}};
+  REQUIRE(x.view().vmkdir(x1).ok());
+  auto missing = one_write("no/such/dir/f");
+  CHECK(x.committing().vwrite(missing).error == noent);
+  CHECK(x.state() == txn_state::open);
+  CHECK(x.commit() == std::error_code());
+  CHECK(std::filesystem::is_directory(env / "x1"));
+
+  // A failure after a change: everything rolled back, the item named.
+  const std::string before = settled_digest(env.dir());
+  transaction y = transaction::begin(env.c());
+  std::vector<vmkdir_item> y1{{"y1", 0755}};
+  REQUIRE(y.view().vmkdir(y1).ok());
+  std::vector<vio> two = one_write("y2");
+  two.emplace_back(vfile("no/such/dir/f"), 0, std::as_bytes(std::span(data)), vio_flags::create);
+  r = y.committing().vwrite(two);
+  CHECK(r.failed_index == 1);
+  CHECK(r.error == noent);
+  CHECK(r.status[0] == errc::rolled_back);
+  CHECK(y.state() == txn_state::aborted);
+  CHECK(y.commit() == make_error_code(errc::transaction_aborted));
+  CHECK(tree_digest(env.dir()) == before);
+
+  // The composed calls make several calls: refused, nothing sent.
+  transaction z = transaction::begin(env.c());
+  sent();
+  CHECK(z.committing().ensure_directory("z", 0755).error == errc::bad_argument);
+  std::vector<vcopy_item> copies(1);
+  copies[0].src = "c/f";
+  copies[0].dst = "z2";
+  CHECK(z.committing().vcopy(copies).error == errc::bad_argument);
+  CHECK(z.committing().vscopy(copies).error == errc::bad_argument);
+  CHECK(sent() == 0);
+  CHECK(z.state() == txn_state::open);
+  CHECK(z.abort() == std::error_code());
+  CHECK(vnfs::txn_test::state_leftovers(env.server().export_dir()).empty());
+}
+
 TEST_CASE("scalar calls on a transaction's view are refused", "[txn][multi]") {
   client_env env(target::vnfsd);
   transaction t = transaction::begin(env.c());

@@ -58,6 +58,8 @@ struct compound {
   bool needs_cache = false;
   bool barrier = false;  ///< wait for every earlier COMPOUND first
   bool begins = false;   ///< carries the transaction's TXN_BEGIN (txn_link: begun lazily)
+  bool commits = false;  ///< the last of a committing call (run_planned's commit_last): ends the transaction
+  bool whole = false;    ///< sent as TXN_ONE_COMPOUND: the transaction is this COMPOUND
   position cur, saved;
 };
 
@@ -334,13 +336,12 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
     bool any_target = false;
     if (atomic) ops.push_back(VNFS_TXN4args{static_cast<std::uint32_t>(txn_action4::TXN_ONE_COMPOUND), txnid, 0});
     if (join) {
-      std::uint32_t flags = 0;
-      std::uint64_t retries = 0;
       const std::optional<std::uint32_t> action =
-          join->action_for_next([self = shared_from_this(), c] { self->submit(c); }, &flags, &retries);
+          join->action_for_next([self = shared_from_this(), c] { self->submit(c); }, c->commits);
       if (!action) return;  // sent once the COMPOUND carrying TXN_BEGIN has its reply
       c->begins = *action == static_cast<std::uint32_t>(txn_action4::TXN_BEGIN);
-      ops.push_back(VNFS_TXN4args{*action, join->txnid, flags, retries});
+      c->whole = *action == static_cast<std::uint32_t>(txn_action4::TXN_ONE_COMPOUND);
+      ops.push_back(VNFS_TXN4args{*action, join->txnid, 0});
     }
     for (auto& o : c->ops) {
       ops.push_back(o.op);  // kept: a refused COMPOUND is packed again
@@ -385,13 +386,21 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
         ec = make_error_code(errc::protocol_error);
       } else if (status_of(res[1]) != nfsstat4::NFS4_OK) {
         // Not joined: nothing of it ran (its items stay not_executed); the transaction was
-        // rolled back, by a failure elsewhere or by the server.
+        // rolled back, by a failure elsewhere or by the server. Or, with results after it,
+        // the commit this COMPOUND carried failed after its operations ran: all undone.
         join->st = txn_link::aborted;
-        stop = true;
+        if (c.commits) commit_failed = std::error_code(status_of(res[1]));
+        if (!c.commits || res.size() == 2) stop = true;
       } else if (const auto* t = std::get_if<VNFS_TXN4res>(&res[1]);
                  t && t->outcome == static_cast<std::uint32_t>(txn_outcome4::TXN_ABORTED)) {
         join->st = txn_link::aborted;  // an item failed after this COMPOUND changed something: all undone
       }
+    }
+    if (ec && c.commits && res.empty()) {
+      // The reply of the COMMIT was lost: the engine asked how the transaction ended, or
+      // could not (then it may have committed: unknown, for transaction::resolve()).
+      join->st = ec == errc::transaction_aborted || ec == errc::transactions_unsupported ? txn_link::aborted
+                                                                                         : txn_link::unknown;
     }
     if (!ec && atomic) {
       const nfsstat4 s = res.size() < 2 ? nfsstat4::NFS4ERR_SERVERFAULT : status_of(res[1]);
@@ -414,10 +423,11 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
     } else if (ec) {
       if (!c.ops.empty()) fail(c.ops.front().owner, ec);
       stop = true;
-    } else if (atomic && r.results_lost) {
+    } else if ((atomic || c.commits) && r.results_lost) {
       // Committed, but the reply was lost with the session (session_engine asked how the
       // transaction ended): every operation succeeded; what their results said is lost.
       for (const planned_op& o : c.ops) ++ok_ops[o.owner];
+      if (c.commits) join->st = txn_link::committed;
     } else {
       for (std::size_t k = 0; k < c.ops.size() && k + first < res.size(); ++k) {
         planned_op& o = c.ops[k];
@@ -435,6 +445,12 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
       if (!stop && res.size() < c.ops.size() + first) {  // a reply that ends early without an error
         fail(c.ops[res.size() - first].owner, make_error_code(errc::protocol_error));
         stop = true;
+      }
+      // The COMPOUND that commits: every operation ran, and the commit with them; or, sent
+      // as the whole transaction, one failed and undid it.
+      if (c.commits && join->st == txn_link::open) {
+        if (!stop) join->st = txn_link::committed;
+        else if (c.whole) join->st = txn_link::aborted;
       }
     }
     {
@@ -466,6 +482,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
         if (!c.items.empty() && !c.items.front().ops.empty()) fail(c.items.front().ops.front().owner, ec);
       }
       if (!again.empty()) again.front()->barrier = true;  // in the refused one's place
+      if (!again.empty() && c.commits) again.back()->commits = again.back()->barrier = true;
       for (auto& a : again) count(*a, +1);
       compounds.insert(compounds.begin() + static_cast<std::ptrdiff_t>(next), std::make_move_iterator(again.begin()),
                        std::make_move_iterator(again.end()));
@@ -536,7 +553,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
       if (!failed[o] && (no_ops[o] || (planned_ops[o] > 0 && ok_ops[o] == planned_ops[o])))
         out->status[o] = aborted ? make_error_code(errc::rolled_back) : std::error_code();
     finish_result(*out);
-    if (aborted && !out->error) out->error = atomic ? commit_failed : make_error_code(errc::transaction_aborted);
+    if (aborted && !out->error) out->error = commit_failed ? commit_failed : make_error_code(errc::transaction_aborted);
     done(out->error, out->ok_count);
   }
 };
@@ -558,7 +575,8 @@ std::uint32_t max_transfer(const channel_attrs4& limits, bool reading) {
 }
 
 void run_planned(session_engine& engine, const nfs_fh4& root, std::size_t window_bytes, std::vector<planned_item> items,
-                 std::size_t n_owners, vresult* out, done_fn done, bool atomic, std::shared_ptr<txn_link> join) {
+                 std::size_t n_owners, vresult* out, done_fn done, bool atomic, std::shared_ptr<txn_link> join,
+                 bool commit_last) {
   reset_result(*out, n_owners);
   if (join && join->st != txn_link::open) {  // nothing runs in a transaction that ended
     out->error = make_error_code(join->st == txn_link::aborted ? errc::transaction_aborted : errc::closed);
@@ -593,6 +611,12 @@ void run_planned(session_engine& engine, const nfs_fh4& root, std::size_t window
   if (atomic && (run->refused || run->compounds.size() > 1)) {  // nothing is sent
     run->refused = make_error_code(errc::transaction_too_large);
     run->compounds.clear();
+  }
+  if (commit_last && run->join && cut == n_owners) {
+    // The last COMPOUND commits, once every other one has its reply (a call with nothing
+    // to send sends the commit alone).
+    if (run->compounds.empty()) run->compounds.push_back(std::make_unique<compound>());
+    run->compounds.back()->commits = run->compounds.back()->barrier = true;
   }
   for (const auto& c : run->compounds) run->count(*c, +1);
   // An owner with no operations needs none: it succeeds with the call, if it was reached.

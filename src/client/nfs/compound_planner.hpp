@@ -124,9 +124,16 @@ struct planned_item {
 /// COMPOUND changed nothing, e.g. a lookup of a missing name, fails alone.) A call started
 /// after that, or a COMPOUND the server refuses to join, runs nothing
 /// (errc::transaction_aborted).
+///
+/// With `commit_last` (and `join`: transaction::committing()), the last COMPOUND carries
+/// TXN_COMMIT in place of TXN_JOIN (TXN_ONE_COMPOUND if the transaction has not begun yet),
+/// sent once every other COMPOUND of the call has its reply: `join` becomes committed,
+/// aborted (a failed commit: its reason is the call's error, its items errc::rolled_back),
+/// unknown (the reply was lost and the server could not be asked), or stays open (an item
+/// failed having changed nothing, or an earlier COMPOUND failed and the commit was not sent).
 void run_planned(session_engine& engine, const nfs4::nfs_fh4& root, std::size_t window_bytes,
                  std::vector<planned_item> items, std::size_t n_owners, vresult* out, done_fn done,
-                 bool atomic = false, std::shared_ptr<txn_link> join = nullptr);
+                 bool atomic = false, std::shared_ptr<txn_link> join = nullptr, bool commit_last = false);
 
 /// Largest READ or WRITE payload one operation moves under the session's limits (at most
 /// max_io, leaving room for the rest of the COMPOUND).

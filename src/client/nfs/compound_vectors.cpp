@@ -232,11 +232,11 @@ void compound_vectors::io(std::span<vio> items, bool writing, vresult* out, done
   }
   close_group();
   if (writing) return run_mutating(std::move(plan), items.size(), out, std::move(done));
-  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done), false, join_);
+  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done), false, join_, commit_last_);
 }
 
 void compound_vectors::run_mutating(std::vector<planned_item> plan, std::size_t n, vresult* out, done_fn done) {
-  run_planned(engine_, root_, window_bytes_, std::move(plan), n, out, std::move(done), atomic_, join_);
+  run_planned(engine_, root_, window_bytes_, std::move(plan), n, out, std::move(done), atomic_, join_, commit_last_);
 }
 
 void compound_vectors::vread(std::span<vio> items, vresult* out, done_fn done) { io(items, false, out, std::move(done)); }
@@ -270,7 +270,7 @@ void compound_vectors::vgetattrs(std::span<vattr> items, vresult* out, done_fn d
       }));
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done), false, join_);
+  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done), false, join_, commit_last_);
 }
 
 void compound_vectors::vsetattrs(std::span<const vattr> items, vresult* out, done_fn done) {
@@ -366,7 +366,7 @@ void compound_vectors::vreadlink(std::span<const std::string> paths, std::string
     }));
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), paths.size(), out, std::move(done), false, join_);
+  run_planned(engine_, root_, window_bytes_, std::move(plan), paths.size(), out, std::move(done), false, join_, commit_last_);
 }
 
 void compound_vectors::vremove(std::span<const std::string> paths, vresult* out, done_fn done) {
@@ -438,7 +438,7 @@ void compound_vectors::vopen(std::span<vopen_item> items, vresult* out, done_fn 
     it.needs_cache = true;  // a second OPEN would be a second open state
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done), false, join_);
+  run_planned(engine_, root_, window_bytes_, std::move(plan), items.size(), out, std::move(done), false, join_, commit_last_);
 }
 
 void compound_vectors::vclose(std::span<const file> files, vresult* out, done_fn done) {
@@ -464,7 +464,7 @@ void compound_vectors::vclose(std::span<const file> files, vresult* out, done_fn
     it.needs_cache = true;
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), files.size(), out, std::move(done), false, join_);
+  run_planned(engine_, root_, window_bytes_, std::move(plan), files.size(), out, std::move(done), false, join_, commit_last_);
 }
 
 // ---- listings
@@ -508,7 +508,7 @@ void compound_vectors::vreaddir(std::span<dir_stream* const> dirs, unsigned mask
     }
     plan.push_back(std::move(it));
   }
-  run_planned(engine_, root_, window_bytes_, std::move(plan), dirs.size(), out, std::move(done), false, join_);
+  run_planned(engine_, root_, window_bytes_, std::move(plan), dirs.size(), out, std::move(done), false, join_, commit_last_);
 }
 
 /// vscopy in four planned rounds: OPEN every source (with GETFH and its mode), OPEN every

@@ -32,11 +32,12 @@ class compound_vectors {
   compound_vectors(session_engine& engine, const nfs4::nfs_fh4& root, std::function<nfs4::open_owner4()> next_owner,
                    std::size_t window_bytes, bool atomic = false)
       : engine_(engine), root_(root), next_owner_(std::move(next_owner)), window_bytes_(window_bytes), atomic_(atomic) {}
-  /// Every call's COMPOUNDs join the open transaction `join` (vnfs::transaction; see run_planned).
+  /// Every call's COMPOUNDs join the open transaction `join` (vnfs::transaction; see
+  /// run_planned); with `commit_last`, a call's last COMPOUND commits it.
   compound_vectors(session_engine& engine, const nfs4::nfs_fh4& root, std::function<nfs4::open_owner4()> next_owner,
-                   std::size_t window_bytes, std::shared_ptr<txn_link> join)
+                   std::size_t window_bytes, std::shared_ptr<txn_link> join, bool commit_last = false)
       : engine_(engine), root_(root), next_owner_(std::move(next_owner)), window_bytes_(window_bytes), atomic_(false),
-        join_(std::move(join)) {}
+        join_(std::move(join)), commit_last_(commit_last) {}
 
   void vopen(std::span<vopen_item> items, vresult* out, done_fn done);
   void vclose(std::span<const file> files, vresult* out, done_fn done);
@@ -64,6 +65,7 @@ class compound_vectors {
   std::size_t window_bytes_;
   bool atomic_;
   std::shared_ptr<txn_link> join_;
+  bool commit_last_ = false;
 };
 
 }  // namespace vnfs::detail

@@ -402,10 +402,10 @@ class nfs_backend final : public backend {
     send_txn_control(engine_, action, txnid, retries, outcome, std::move(done));
   }
   bool transactions_known() const override { return engine_.transactions_known(); }
-  std::unique_ptr<backend> txn_view(std::shared_ptr<txn_link> link) override {
+  std::unique_ptr<backend> txn_view(std::shared_ptr<txn_link> link, bool commits) override {
     if (!vectors_) return nullptr;  // calls inside a transaction are packed into COMPOUNDs
     return make_txn_view(engine_, root_, [this] { return next_open_owner(); }, window_bytes_, max_registered_bytes_,
-                         std::move(link));
+                         std::move(link), commits);
   }
 
   void close_all() override {

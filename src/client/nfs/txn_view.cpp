@@ -2,6 +2,7 @@
 
 #include "client/memory/registration.hpp"
 #include "client/nfs/compound_vectors.hpp"
+#include "client/vector/item_runner.hpp"
 
 namespace vnfs::detail {
 
@@ -40,11 +41,12 @@ namespace {
 class txn_view final : public backend {
  public:
   txn_view(session_engine& engine, const nfs_fh4& root, std::function<open_owner4()> next_owner,
-           std::size_t window_bytes, std::size_t max_registered_bytes, std::shared_ptr<txn_link> link)
+           std::size_t window_bytes, std::size_t max_registered_bytes, std::shared_ptr<txn_link> link, bool commits)
       : engine_(engine),
         regs_(registration_table::create(max_registered_bytes)),
         link_(link),
-        vectors_(engine, root, std::move(next_owner), window_bytes, std::move(link)) {}
+        commits_(commits),
+        vectors_(engine, root, std::move(next_owner), window_bytes, std::move(link), commits) {}
 
   // Scalar calls do not run in a transaction: refused, so that none waits for the
   // transaction's own end (the server delays plain COMPOUNDs while it is open).
@@ -83,7 +85,15 @@ class txn_view final : public backend {
   void vreaddir(std::span<dir_stream* const> i, unsigned m, vresult* o, done_fn d) override {
     vectors_.vreaddir(i, m, o, noting(o, std::move(d)));
   }
-  void vscopy(std::span<vcopy_item> i, vresult* o, done_fn d) override { vectors_.vscopy(i, o, noting(o, std::move(d))); }
+  void vscopy(std::span<vcopy_item> i, vresult* o, done_fn d) override {
+    if (commits_) {  // four rounds of COMPOUNDs: not one call's last COMPOUND
+      reset_result(*o, i.size());
+      o->error = make_error_code(errc::bad_argument);
+      return d(o->error, 0);
+    }
+    vectors_.vscopy(i, o, noting(o, std::move(d)));
+  }
+  bool call_commits() const override { return commits_; }
 
   /// The view's own end: the session is its client's.
   void close_all() override { regs_->close(); }
@@ -103,6 +113,7 @@ class txn_view final : public backend {
   session_engine& engine_;
   std::shared_ptr<registration_table> regs_;
   std::shared_ptr<txn_link> link_;
+  bool commits_;
   compound_vectors vectors_;
 };
 
@@ -110,9 +121,10 @@ class txn_view final : public backend {
 
 std::unique_ptr<backend> make_txn_view(session_engine& engine, const nfs_fh4& root,
                                        std::function<open_owner4()> next_owner, std::size_t window_bytes,
-                                       std::size_t max_registered_bytes, std::shared_ptr<txn_link> link) {
+                                       std::size_t max_registered_bytes, std::shared_ptr<txn_link> link,
+                                       bool commits) {
   return std::make_unique<txn_view>(engine, root, std::move(next_owner), window_bytes, max_registered_bytes,
-                                    std::move(link));
+                                    std::move(link), commits);
 }
 
 }  // namespace vnfs::detail

@@ -28,8 +28,11 @@ void send_txn_control(session_engine& engine, std::uint32_t action, std::uint64_
 
 /// A backend over `engine`'s session whose vectorized calls join `link` (see
 /// backend::txn_view). Memory registered with the client it belongs to works in it too.
+/// With `commits` (transaction::committing()), a call's last COMPOUND commits the
+/// transaction (run_planned's commit_last); vscopy is refused there (errc::bad_argument).
 std::unique_ptr<backend> make_txn_view(session_engine& engine, const nfs4::nfs_fh4& root,
                                        std::function<nfs4::open_owner4()> next_owner, std::size_t window_bytes,
-                                       std::size_t max_registered_bytes, std::shared_ptr<txn_link> link);
+                                       std::size_t max_registered_bytes, std::shared_ptr<txn_link> link,
+                                       bool commits = false);
 
 }  // namespace vnfs::detail

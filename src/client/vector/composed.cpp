@@ -266,6 +266,10 @@ struct copy_run : std::enable_shared_from_this<copy_run> {
 
 void client::vlistdir(std::span<const std::string> dirs, vlistdir_options options, vresult* out, done_fn done) {
   detail::reset_result(*out, dirs.size());
+  if (backend_ && backend_->call_commits()) {  // several calls: refused (transaction::committing)
+    out->error = make_error_code(errc::bad_argument);
+    return done(out->error, 0);
+  }
   detail::backend* b = backend_ && !backend_->registrations().closed() ? backend_.get() : nullptr;
   auto run = std::make_shared<listdir_run>();
   run->c = this;
@@ -294,6 +298,10 @@ void client::vlistdir(std::span<const std::string> dirs, vlistdir_options option
 
 void client::vcopy(std::span<vcopy_item> items, vresult* out, done_fn done) {
   detail::reset_result(*out, items.size());
+  if (backend_ && backend_->call_commits()) {  // several calls: refused (transaction::committing)
+    out->error = make_error_code(errc::bad_argument);
+    return done(out->error, 0);
+  }
   auto run = std::make_shared<copy_run>();
   run->c = this;
   run->items = items;
@@ -344,6 +352,7 @@ void client::vscopy(std::span<vcopy_item> items, vresult* out, done_fn done) {
 }
 
 void client::ensure_directory(std::string path, std::uint32_t mode, vresult* out, done_fn done) {
+  if (backend_ && backend_->call_commits()) return fail_call(out, make_error_code(errc::bad_argument), done);
   std::string p;
   if (!normalize_or_fail(path, p, out, done)) return;
   auto ancestors = std::make_shared<std::vector<vattr>>();
@@ -373,6 +382,7 @@ void collect(const std::string& dir, const dir_entry& e, std::size_t depth, void
 }  // namespace
 
 void client::remove_tree(std::string path, vresult* out, done_fn done) {
+  if (backend_ && backend_->call_commits()) return fail_call(out, make_error_code(errc::bad_argument), done);
   std::string p;
   if (!normalize_or_fail(path, p, out, done)) return;
   auto top = std::make_shared<std::vector<vattr>>(1, vattr(p, attr::type));
