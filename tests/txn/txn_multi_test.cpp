@@ -72,6 +72,22 @@ std::vector<vattr> stats_of(std::vector<std::string> paths) {
 
 const std::error_code noent = nfs4::nfsstat4::NFS4ERR_NOENT;
 
+/// The COMPOUNDs client `c` sent since the last call (or since construction).
+class compounds_since {
+ public:
+  explicit compounds_since(const client& c) : c_(c), from_(c.stats().compounds) {}
+  std::uint64_t operator()() {
+    const std::uint64_t now = c_.stats().compounds;
+    const std::uint64_t n = now - from_;
+    from_ = now;
+    return n;
+  }
+
+ private:
+  const client& c_;
+  std::uint64_t from_;
+};
+
 }  // namespace
 
 TEST_CASE("a transaction spanning COMPOUNDs commits whole; others see it only after the commit", "[txn][multi]") {
@@ -203,12 +219,7 @@ TEST_CASE("abort undoes a transaction; every call form of commit and abort", "[t
 TEST_CASE("once the server is known to have the extension, TXN_BEGIN rides in the transaction's first COMPOUND",
           "[txn][multi]") {
   client_env env(target::vnfsd);
-  auto sent = [&, from = env.c().stats().compounds]() mutable {
-    const auto now = env.c().stats().compounds;
-    const auto n = now - from;
-    from = now;
-    return n;
-  };
+  compounds_since sent(env.c());
   // The client's first transaction learns that the server has the extension: TXN_BEGIN alone.
   transaction first = transaction::begin(env.c());
   CHECK(sent() == 1);
@@ -278,12 +289,7 @@ TEST_CASE("once the server is known to have the extension, TXN_BEGIN rides in th
 
 TEST_CASE("committing(): the commit rides in the last COMPOUND of the transaction's last call", "[txn][multi]") {
   client_env env(target::vnfsd);
-  auto sent = [&, from = env.c().stats().compounds]() mutable {
-    const auto now = env.c().stats().compounds;
-    const auto n = now - from;
-    from = now;
-    return n;
-  };
+  compounds_since sent(env.c());
   transaction first = transaction::begin(env.c());  // learns that the server has the extension
   CHECK(first.commit() == std::error_code());
   sent();
