@@ -374,6 +374,8 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
       }
       join->begin_done(ran);
     }
+    if (c.whole && !(res.size() >= 2 && status_of(res[0]) == nfsstat4::NFS4_OK))
+      join->begin_done(false);  // the transaction in one COMPOUND did not run: it has not begun
     if (res.empty() && ec == nfsstat4::NFS4ERR_TOO_MANY_OPS && c.ops.size() > 1) {
       if (!atomic) return repack(c);
       ec = make_error_code(errc::transaction_too_large);  // it cannot be split
