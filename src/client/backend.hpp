@@ -37,6 +37,14 @@ inline std::string handle_path(const file_handle& h) {
   return std::string(reinterpret_cast<const char*>(h.bytes.data()), h.bytes.size());
 }
 
+/// The path an item of the default vectorized calls names: its path, its open file's, or
+/// its handle's (handle_path).
+inline std::string path_of(const vfile& f) {
+  if (const std::string* p = f.path()) return *p;
+  if (const file* d = f.descriptor()) return d->path();
+  return handle_path(*f.handle());
+}
+
 /// The open(2) flags with which the default vectorized calls open the path of a vread item
 /// (writing false: O_RDONLY) or of a vwrite item (O_WRONLY, with O_CREAT, O_EXCL and O_TRUNC
 /// as its vio_flags ask).

@@ -462,10 +462,7 @@ class local_backend final : public backend {
       vio& v = items[i];
       std::error_code ec = io_item(dirs, v, true);
       if (ec || !v.attrs_after) return ec;
-      const std::string path = v.file.path()         ? *v.file.path()
-                               : v.file.descriptor() ? v.file.descriptor()->path()
-                                                     : handle_path(*v.file.handle());
-      return setattr_item(dirs, path, v.attrs_after, v.attrs);
+      return setattr_item(dirs, path_of(v.file), v.attrs_after, v.attrs);
     });
   }
 
@@ -492,10 +489,7 @@ class local_backend final : public backend {
   void vsetattrs(std::span<const vattr> items, vresult* out, done_fn done) override {
     run_items(items.size(), out, std::move(done), [this, items](std::size_t i, dir_cache& dirs) {
       const vattr& a = items[i];
-      std::string path = a.file.path()         ? *a.file.path()
-                         : a.file.descriptor() ? a.file.descriptor()->path()
-                                               : handle_path(*a.file.handle());
-      return setattr_item(dirs, path, a.mask, a.stat);
+      return setattr_item(dirs, path_of(a.file), a.mask, a.stat);
     });
   }
 

@@ -35,6 +35,16 @@ void fail_call(vresult* out, std::error_code ec, done_fn& done) {
   done(ec, 0);
 }
 
+/// A composed call makes several calls: on a backend whose call ends a transaction
+/// (transaction::committing) it is refused with errc::bad_argument, nothing sent. True if so.
+bool refused_for_commit(const detail::backend* b, std::size_t n, vresult* out, done_fn& done) {
+  if (!b || !b->call_commits()) return false;
+  detail::reset_result(*out, n);
+  out->error = make_error_code(errc::bad_argument);
+  done(out->error, 0);
+  return true;
+}
+
 /// Normalizes `path` into `p`; if it is not a valid client path, ends the call and returns
 /// false.
 bool normalize_or_fail(const std::string& path, std::string& p, vresult* out, done_fn& done) {
@@ -265,11 +275,8 @@ struct copy_run : std::enable_shared_from_this<copy_run> {
 }  // namespace
 
 void client::vlistdir(std::span<const std::string> dirs, vlistdir_options options, vresult* out, done_fn done) {
+  if (refused_for_commit(backend_.get(), dirs.size(), out, done)) return;
   detail::reset_result(*out, dirs.size());
-  if (backend_ && backend_->call_commits()) {  // several calls: refused (transaction::committing)
-    out->error = make_error_code(errc::bad_argument);
-    return done(out->error, 0);
-  }
   detail::backend* b = backend_ && !backend_->registrations().closed() ? backend_.get() : nullptr;
   auto run = std::make_shared<listdir_run>();
   run->c = this;
@@ -297,11 +304,8 @@ void client::vlistdir(std::span<const std::string> dirs, vlistdir_options option
 }
 
 void client::vcopy(std::span<vcopy_item> items, vresult* out, done_fn done) {
+  if (refused_for_commit(backend_.get(), items.size(), out, done)) return;
   detail::reset_result(*out, items.size());
-  if (backend_ && backend_->call_commits()) {  // several calls: refused (transaction::committing)
-    out->error = make_error_code(errc::bad_argument);
-    return done(out->error, 0);
-  }
   auto run = std::make_shared<copy_run>();
   run->c = this;
   run->items = items;
@@ -352,7 +356,7 @@ void client::vscopy(std::span<vcopy_item> items, vresult* out, done_fn done) {
 }
 
 void client::ensure_directory(std::string path, std::uint32_t mode, vresult* out, done_fn done) {
-  if (backend_ && backend_->call_commits()) return fail_call(out, make_error_code(errc::bad_argument), done);
+  if (refused_for_commit(backend_.get(), 0, out, done)) return;
   std::string p;
   if (!normalize_or_fail(path, p, out, done)) return;
   auto ancestors = std::make_shared<std::vector<vattr>>();
@@ -382,7 +386,7 @@ void collect(const std::string& dir, const dir_entry& e, std::size_t depth, void
 }  // namespace
 
 void client::remove_tree(std::string path, vresult* out, done_fn done) {
-  if (backend_ && backend_->call_commits()) return fail_call(out, make_error_code(errc::bad_argument), done);
+  if (refused_for_commit(backend_.get(), 0, out, done)) return;
   std::string p;
   if (!normalize_or_fail(path, p, out, done)) return;
   auto top = std::make_shared<std::vector<vattr>>(1, vattr(p, attr::type));

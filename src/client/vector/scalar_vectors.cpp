@@ -131,10 +131,7 @@ void backend::vwrite(std::span<vio> items, vresult* out, done_fn done) {
     vio& v = items[i];
     io_item(this, v, true, [this, &v, d = std::move(d)](std::error_code ec, std::size_t n) mutable {
       if (ec || !v.attrs_after) return d(ec, n);
-      const std::string path = v.file.path()         ? *v.file.path()
-                               : v.file.descriptor() ? v.file.descriptor()->path()
-                                                     : handle_path(*v.file.handle());
-      setattr(path, v.attrs_after, v.attrs, std::move(d));
+      setattr(path_of(v.file), v.attrs_after, v.attrs, std::move(d));
     });
   }, out, std::move(done));
 }
@@ -160,10 +157,7 @@ void backend::vgetattrs(std::span<vattr> items, vresult* out, done_fn done) {
 void backend::vsetattrs(std::span<const vattr> items, vresult* out, done_fn done) {
   run_in_order(items.size(), [this, items](std::size_t i, done_fn d) {
     const vattr& a = items[i];
-    std::string path = a.file.path()         ? *a.file.path()
-                       : a.file.descriptor() ? a.file.descriptor()->path()
-                                             : handle_path(*a.file.handle());
-    setattr(path, a.mask, a.stat, std::move(d));
+    setattr(path_of(a.file), a.mask, a.stat, std::move(d));
   }, out, std::move(done));
 }
 

@@ -12,6 +12,10 @@ int statx_fd(int fd, unsigned mask, struct statx& st) noexcept {
   return 0;
 }
 
+inode_id inode_of(const struct ::stat& st) noexcept {
+  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+}
+
 inode_id inode_of(const struct statx& st) noexcept {
   return {static_cast<std::uint64_t>(makedev(st.stx_dev_major, st.stx_dev_minor)), st.stx_ino};
 }

@@ -29,8 +29,9 @@ inline std::error_code last_error() noexcept { return sys_error(errno); }
 /// statx of the object itself (AT_EMPTY_PATH); errno-style result.
 int statx_fd(int fd, unsigned mask, struct statx& st) noexcept;
 
-/// The inode numbers of a statx result (STATX_INO), as fstat would give them.
+/// The inode numbers of a statx result (STATX_INO), as fstat would give them, or of fstat's.
 inode_id inode_of(const struct statx& st) noexcept;
+inode_id inode_of(const struct ::stat& st) noexcept;
 
 /// Checks that `obj` may carry data (regular file): EISDIR / ELOOP / errc::wrong_type.
 std::error_code require_regular(const object& obj) noexcept;

@@ -101,9 +101,7 @@ create_result create(const object& dir, std::string_view name, const create_how&
         return {};
       }
       ec.clear();
-      return {object(std::move(pfd), file_type::regular,
-                     inode_id{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)}),
-              true};
+      return {object(std::move(pfd), file_type::regular, detail::inode_of(st)), true};
     }
     if (errno != EEXIST) {
       ec = detail::last_error();

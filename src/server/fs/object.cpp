@@ -51,7 +51,7 @@ inode_id object::inode(std::error_code& ec) const {
     return {};
   }
   ec.clear();
-  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+  return detail::inode_of(st);
 }
 
 object::node::~node() {
