@@ -42,6 +42,7 @@ MORE_PACKAGES=(
   libarchive-tools
   # Berkeley DB's utilities for the drop-in's tests
   db5.3-util
+  xfsprogs                      # bench/txn_ramdisk.sh: XFS with reflinks on a RAM disk
 )
 
 case "${1:-}" in

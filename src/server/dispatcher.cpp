@@ -150,7 +150,9 @@ class compound_run {
   /// Before an operation of a plain COMPOUND or a transaction: takes the locks or pins it
   /// needs (a plain COMPOUND's pins add up in pinned_). NFS4_OK; NFS4ERR_DELAY (a plain
   /// COMPOUND meets a transaction); NFS4ERR_DEADLOCK (this transaction must die).
-  nfsstat4 lock_for(const nfs4::nfs_argop4& op);
+  /// The locks `op` needs; `planned`: txn::plan already took those of the objects its names
+  /// find, which it need not look up again.
+  nfsstat4 lock_for(const nfs4::nfs_argop4& op, bool planned);
   /// After an operation of a plain COMPOUND: notes the open states it made (which a
   /// refusal closes again) and whether it changed anything else. `closing`: the open
   /// stateid a CLOSE named, resolved before it ran.
@@ -183,6 +185,7 @@ class compound_run {
   std::uint64_t open_txnid_ = 0;              ///< holding::open: the client's txnid
   bool commit_at_end_ = false;                ///< holding::open: TXN_COMMIT
   std::size_t records_at_start_ = 0;          ///< holding::open: its changes() before this COMPOUND
+  std::size_t planned_until_ = 0;             ///< ops before this index were planned (txn::plan)
   nfs4::txn_outcome4 outcome_ = nfs4::txn_outcome4::TXN_NONE;  ///< holding::open: how it stands after
 };
 
@@ -261,10 +264,10 @@ nfsstat4 compound_run::end_transaction(nfsstat4 status) {
   return ok ? ended : status;
 }
 
-nfsstat4 compound_run::lock_for(const nfs4::nfs_argop4& op) {
+nfsstat4 compound_run::lock_for(const nfs4::nfs_argop4& op, bool planned) {
   if (holding_ == holding::none || holding_ == holding::unchecked) return nfsstat4::NFS4_OK;
   std::vector<txn::lock_request> reqs;
-  txn::op_locks(op, ctx_, holding_ != holding::plain, reqs);
+  txn::op_locks(op, ctx_, holding_ != holding::plain && !planned, reqs);
   nfsstat4 s = nfsstat4::NFS4_OK;
   if (holding_ != holding::plain) {
     if (!reqs.empty()) s = state_.txns.lock(*ctx_.txn, reqs);
@@ -513,7 +516,7 @@ void compound_run::run(const decoded_call& c, xdr::encoder& body,
         add_result(start_transaction(std::get<nfs4::VNFS_TXN4args>(op), hdr.numops));
         after_txn = body.mark();
         // The undo records of every change it can foresee, durable before the first runs.
-        if (ctx_.txn && c.ops.size() > 2) txn::plan(*ctx_.txn, ctx_, std::span(c.ops).subspan(2));
+        if (ctx_.txn && c.ops.size() > 2) planned_until_ = 2 + txn::plan(*ctx_.txn, ctx_, std::span(c.ops).subspan(2));
         continue;
       }
       holding_ = state_.txns.locks().enter_plain() ? holding::unchecked : holding::plain;
@@ -522,7 +525,7 @@ void compound_run::run(const decoded_call& c, xdr::encoder& body,
       add_result(nfs4::ILLEGAL4res{nfsstat4::NFS4ERR_OP_ILLEGAL});
       break;
     }
-    if (nfsstat4 s = lock_for(op); s != nfsstat4::NFS4_OK) {
+    if (nfsstat4 s = lock_for(op, i < planned_until_); s != nfsstat4::NFS4_OK) {
       if (s == nfsstat4::NFS4ERR_DELAY && !changed_) {
         // Nothing it did remains: refused whole, at its first operation.
         undo_plain();

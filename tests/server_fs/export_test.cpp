@@ -114,6 +114,34 @@ TEST_CASE("filehandles are stable across export_root instances", "[fs][fh]") {
   CHECK_FALSE(f.exp.is_root(rd));
 }
 
+TEST_CASE("an object remembers one handle per maker, shared by its clones", "[fs][fh]") {
+  export_fixture f;
+  std::error_code ec;
+  object file = must_create(f.exp.root(), "file");
+  const int maker_a = 0, maker_b = 0;
+  CHECK(file.remembered_handle(&maker_a).empty());
+  const std::vector<std::byte> fh{std::byte{1}, std::byte{2}, std::byte{3}};
+  file.remember_handle(&maker_a, fh);
+  CHECK(file.remembered_handle(&maker_a) == fh);
+  CHECK(file.remembered_handle(&maker_b).empty());  // another export's key: not its handle
+  object twin = file.clone(ec);
+  REQUIRE_FALSE(ec);
+  CHECK(twin.remembered_handle(&maker_a) == fh);
+  object again = lookup(f.exp.root(), "file", ec);  // a new object of the same inode
+  REQUIRE_FALSE(ec);
+  CHECK(again.remembered_handle(&maker_a).empty());
+
+  // What export_root remembers is the handle it makes, whichever way the object came.
+  const auto made = f.exp.fh_of(again, ec);
+  REQUIRE_FALSE(ec);
+  CHECK(f.exp.fh_of(again, ec) == made);
+  export_root other(f.dir);
+  object resolved = other.resolve(made, ec);
+  REQUIRE_FALSE(ec);
+  CHECK(other.fh_of(resolved, ec) == made);
+  CHECK(f.exp.fh_of(resolved, ec) == made);
+}
+
 TEST_CASE("handles of symlinks and special files resolve to the object itself", "[fs][fh]") {
   export_fixture f;
   std::error_code ec;

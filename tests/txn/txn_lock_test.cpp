@@ -314,6 +314,45 @@ TEST_CASE("a plain READ, GETATTR or READDIR of a locked object never sees uncomm
   }
 }
 
+TEST_CASE("an OPEN that truncates an existing file locks the file itself, planned or not", "[txn][lock]") {
+  // A reader holding the file's handle reaches it without its directory, whose lock the
+  // transaction also holds: only the file's own lock (op_locks' named lock, taken by the
+  // planner for a planned OPEN and by the OPEN itself after the planning stopped) keeps
+  // the truncation from it.
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "lt");
+  const auto dir = srv.export_dir() / wd;
+  const auto before = pattern(3000, 5);
+  write_local(dir / "f", before);
+  party writer(srv, wd), reader(srv, wd);
+  auto r = reader.c.run({LOOKUP4args{"f"}, GETFH4args{}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  const nfs_fh4 fh_f = reader.c.at<GETFH4res>(r, 1).resok4.object;
+  OPEN4args truncate_f = open_create(writer.c, "f");
+  attributes zero;
+  zero.size = 0;
+  truncate_f.openhow.how.createattrs = encode_attributes(zero);
+  auto read_by_handle = [&] { return reader.c.call({PUTFH4args{fh_f}, READ4args{stateid4::anonymous(), 0, 10000}}); };
+
+  std::uint64_t id = 510;
+  for (const bool planned : {true, false}) {
+    INFO((planned ? "planned" : "after LOOKUPP, which stops the planning"));
+    std::vector<nfs_argop4> ops;
+    if (!planned) ops = {LOOKUPP4args{}, LOOKUP4args{wd}};
+    ops.push_back(truncate_f);
+    r = writer.in_txn(txn(txn_action4::TXN_BEGIN, ++id), ops);
+    REQUIRE(r.status == nfsstat4::NFS4_OK);
+    CHECK(std::filesystem::file_size(dir / "f") == 0);  // truncated on disk, uncommitted
+    CHECK(refused_whole(read_by_handle()));
+    r = writer.control(txn(txn_action4::TXN_ABORT, id));
+    REQUIRE(r.status == nfsstat4::NFS4_OK);
+    r = read_by_handle();
+    REQUIRE(r.status == nfsstat4::NFS4_OK);
+    const auto& data = result_at<READ4res>(r, 2).resok4.data;
+    CHECK(std::vector<std::byte>(data.begin(), data.end()) == before);
+  }
+}
+
 TEST_CASE("the lock table: wait-die by age, wounds for idle holders, pins of plain COMPOUNDs", "[txn][lock]") {
   using namespace vnfs::server::txn;
   lock_table t;

@@ -171,6 +171,11 @@ export_root::export_root(const std::filesystem::path& dir) : path_(dir) {
 }
 
 std::vector<std::byte> export_root::fh_of(const object& obj, std::error_code& ec) const {
+  // The key's context names this export's handles (it stays put when the export_root moves).
+  if (std::vector<std::byte> known = obj.remembered_handle(mac_.get()); !known.empty()) {
+    ec.clear();
+    return known;
+  }
   handle_buffer hb;
   hb.get()->handle_bytes = MAX_HANDLE_SZ;
   int mount_id = -1;
@@ -197,6 +202,7 @@ std::vector<std::byte> export_root::fh_of(const object& obj, std::error_code& ec
   fh[5] = std::byte(type);
   std::memcpy(fh.data() + fh_header, hb.get()->f_handle, n);
   mac_->compute(fh.data(), fh_header + n, reinterpret_cast<unsigned char*>(fh.data() + fh_header + n));
+  obj.remember_handle(mac_.get(), fh);
   ec.clear();
   return fh;
 }
@@ -246,6 +252,7 @@ object export_root::resolve(std::span<const std::byte> fh, std::error_code& ec,
   if (kept) return std::move(*kept);
   const inode_id id = detail::inode_of(st);
   object obj(std::move(fd), type, id);
+  obj.remember_handle(mac_.get(), fh);  // verified: the handle fh_of makes for this inode
   handles_->insert(fh, obj, id.dev, id.ino);
   return obj;
 }

@@ -83,6 +83,19 @@ void object::grant_read(const timestamp& ctime) const {
   fd_->grant = read_grant{who.uid, who.gid, {who.groups.begin(), who.groups.end()}, ctime};
 }
 
+std::vector<std::byte> object::remembered_handle(const void* maker) const {
+  if (!fd_) return {};
+  std::lock_guard lock(fd_->handle_mu);
+  return fd_->handle_maker == maker ? fd_->handle : std::vector<std::byte>{};
+}
+
+void object::remember_handle(const void* maker, std::span<const std::byte> fh) const {
+  if (!fd_) return;
+  std::lock_guard lock(fd_->handle_mu);
+  fd_->handle_maker = maker;
+  fd_->handle.assign(fh.begin(), fh.end());
+}
+
 object object::clone(std::error_code& ec) const {
   ec.clear();
   return share();

@@ -4,11 +4,13 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <cstddef>
 #include <compare>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <system_error>
 #include <vector>
 
@@ -90,6 +92,12 @@ class object {
   /// replacing the grant remembered before.
   void grant_read(const timestamp& ctime) const;
 
+  /// The filehandle `maker` (the export_root that made it) remembered for this inode with
+  /// remember_handle(), shared by the clones; empty when none is remembered for `maker`.
+  /// An inode's handle never changes, so a handle made once serves the object's whole life.
+  std::vector<std::byte> remembered_handle(const void* maker) const;
+  void remember_handle(const void* maker, std::span<const std::byte> fh) const;
+
   /// A second object for the same inode, sharing the descriptor (no system call), e.g. for
   /// SAVEFH. Never fails; `ec` is cleared.
   object clone(std::error_code& ec) const;
@@ -115,6 +123,9 @@ class object {
     mutable std::atomic<int> reader{-1};  ///< kept_reader(), owned: closed by ~node
     mutable std::mutex grant_mu;
     mutable std::optional<read_grant> grant;  ///< read_granted(), under grant_mu
+    mutable std::mutex handle_mu;
+    mutable const void* handle_maker = nullptr;  ///< remembered_handle(), under handle_mu
+    mutable std::vector<std::byte> handle;
     ~node();
   };
 

@@ -103,9 +103,12 @@ class planner {
     if (!cur_.set || a.claim.claim != nfs4::open_claim_type4::CLAIM_NULL || !plain_name(a.claim.file)) return false;
     const bool create = a.openhow.opentype == nfs4::opentype4::OPEN4_CREATE;
     if (cur_.made) return made_object();
-    if (!named_change_ok(cur_.obj, a.claim.file) || !lock(a)) return false;
+    // The directory's lock first, then the name's lookup, which it keeps from changing, and
+    // the lock of what it finds (op_locks' named lock, without a second lookup).
+    if (!named_change_ok(cur_.obj, a.claim.file) || !lock(a, false)) return false;
     std::error_code ec;
     fs::object file = fs::lookup(cur_.obj, a.claim.file, ec);
+    if (!ec && create && !lock_found(file)) return false;
     if (ec) {
       if (!create || ec != std::error_code(ENOENT, std::system_category())) return false;
       if (t_.protect_create(cur_.obj, a.claim.file)) return false;
@@ -195,15 +198,24 @@ class planner {
     return touched_.contains({key(dir), name});
   }
   void touch(const fs::object& dir, const std::string& name) { touched_.insert({key(dir), name}); }
-  /// The locks the operation will take, taken now (a transaction keeps them to its end).
+  /// The locks the operation will take, taken now (a transaction keeps them to its end);
+  /// with `named` those of the objects its names find (op_locks).
   template <class T>
-  bool lock(const T& a) {
+  bool lock(const T& a, bool named = true) {
     sim_.current.obj = cur_.obj ? cur_.obj.clone(ec_) : fs::object();
     sim_.saved.obj = saved_.obj ? saved_.obj.clone(ec_) : fs::object();
     if (ec_) return false;
     std::vector<lock_request> reqs;
-    op_locks(nfs_argop4{a}, sim_, true, reqs);
+    op_locks(nfs_argop4{a}, sim_, named, reqs);
     return reqs.empty() || m_.lock(t_, reqs) == nfs4::nfsstat4::NFS4_OK;
+  }
+  /// The exclusive lock op_locks' `named` takes on an object a name finds.
+  bool lock_found(const fs::object& obj) {
+    std::error_code ec;
+    const fs::inode_id id = obj.inode(ec);
+    if (ec) return false;
+    const std::vector<lock_request> reqs{{object_key{id.dev, id.ino}, lock_mode::exclusive}};
+    return m_.lock(t_, reqs) == nfs4::nfsstat4::NFS4_OK;
   }
 
   transaction& t_;
@@ -216,14 +228,15 @@ class planner {
 
 }  // namespace
 
-void plan(transaction& t, const compound_context& ctx, std::span<const nfs_argop4> ops) {
+std::size_t plan(transaction& t, const compound_context& ctx, std::span<const nfs_argop4> ops) {
   t.begin_plan();
+  std::size_t planned = 0;
   {
     planner p(t, ctx);
-    for (const nfs_argop4& op : ops)
-      if (!p.step(op)) break;
+    while (planned < ops.size() && p.step(ops[planned])) ++planned;
   }
   (void)t.end_plan();
+  return planned;
 }
 
 }  // namespace vnfs::server::txn

@@ -3,6 +3,7 @@
 // runs (docs/transactions.md, "Durability: the order of things").
 #pragma once
 
+#include <cstddef>
 #include <span>
 
 #include "server/compound_context.hpp"
@@ -24,6 +25,10 @@ class transaction;
 /// each with its own barrier. Then one barrier makes everything planned durable. Planning
 /// changes nothing in the export. A barrier that fails is left to the first operation's
 /// own protect_* (which fails, and the transaction rolls back).
-void plan(transaction& t, const compound_context& ctx, std::span<const nfs4::nfs_argop4> ops);
+///
+/// Returns how many of `ops`, from the first, it planned: their locks are held, those of
+/// the objects their names find (op_locks' `named`) included, so that when they run they
+/// need ask only for the locks of the objects they start from.
+std::size_t plan(transaction& t, const compound_context& ctx, std::span<const nfs4::nfs_argop4> ops);
 
 }  // namespace vnfs::server::txn

@@ -23,6 +23,7 @@ namespace vnfs::server::txn {
 namespace {
 
 constexpr std::uint64_t backup_align = 4096;  // FICLONERANGE needs block-aligned offsets
+constexpr std::uint64_t backup_share_from = 64 * 1024;  // smaller backups are copied (protect_data)
 
 std::error_code last_error() { return {errno, std::system_category()}; }
 
@@ -177,12 +178,13 @@ std::error_code transaction::note_changed(const fs::object& obj, const obj_key& 
 }
 
 std::error_code transaction::remember(const fs::object& obj, const obj_key& k, std::vector<std::byte>& fh,
-                                      saved_attrs* first) {
+                                      saved_attrs* first, bool* first_is_now) {
   std::error_code ec;
   fh = m_.exp().fh_of(obj, ec);
   if (ec) return ec;
   if (created_.contains(k)) return {};  // its removal undoes it: no attributes to restore
   auto it = saved_.find(k);
+  if (first_is_now) *first_is_now = it == saved_.end();
   if (it == saved_.end()) {
     fs::attributes a = fs::stat(obj, ec);
     if (ec) return ec;
@@ -222,19 +224,23 @@ std::error_code transaction::protect_data(const fs::object& file, std::uint64_t 
   const std::size_t first_record = records_.size();
   std::vector<std::byte> fh;
   saved_attrs first;
-  if (std::error_code ec = remember(file, k, fh, &first)) return ec;
+  bool first_is_now = false;
+  if (std::error_code ec = remember(file, k, fh, &first, &first_is_now)) return ec;
   if (file.type() == fs::file_type::regular) {
-    std::error_code ec;
-    const fs::attributes now = fs::stat(file, ec);
-    if (ec) return ec;
     // Bytes past the size at the first change are cut off by rec_attrs' undo; bytes past the
     // current size were cut by an earlier change, whose own backup restores them; bytes an
     // earlier record of this transaction saved (or cut off) are restored by its undo, which
-    // runs after this record's: only the rest is copied.
+    // runs after this record's: only the rest is copied. (The current size matters only
+    // when something is left to copy.)
     const std::uint64_t stop = offset + std::min(length, UINT64_MAX - offset);
-    const std::uint64_t end = std::min({stop, first.size, now.size});
     byte_ranges& saved = saved_bytes_[k];
-    const std::vector<std::pair<std::uint64_t, std::uint64_t>> gaps = saved.gaps(offset, end);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> gaps = saved.gaps(offset, std::min(stop, first.size));
+    std::error_code ec;
+    if (!gaps.empty() && !first_is_now) {
+      const std::uint64_t now_size = fs::stat(file, ec).size;
+      if (ec) return ec;
+      gaps = saved.gaps(offset, std::min({stop, first.size, now_size}));
+    }
     std::uint64_t len_sum = 0;
     for (const auto& [from, to] : gaps) len_sum += to - from;
     if (len_sum > 0) {
@@ -249,9 +255,13 @@ std::error_code transaction::protect_data(const fs::object& file, std::uint64_t 
       for (const auto& [from, to] : gaps) {
         const std::uint64_t len = to - from;
         const std::uint64_t at = (data_size_ + backup_align - 1) / backup_align * backup_align;
+        // A small range is copied: sharing its blocks (FICLONERANGE, or copy_file_range
+        // where it clones) first writes back the file's dirty pages and makes its next
+        // write copy-on-write, which costs more than copying a few pages.
         file_clone_range clone{src, from, len, at};
-        if (::ioctl(data_, FICLONERANGE, &clone) != 0) {
-          if (std::error_code c = copy_bytes(src, from, data_, at, len)) return c;
+        const bool share = len >= backup_share_from;
+        if (!share || ::ioctl(data_, FICLONERANGE, &clone) != 0) {
+          if (std::error_code c = copy_bytes(src, from, data_, at, len, share)) return c;
         }
         data_unsynced_ = true;
         data_size_ = at + len;

@@ -133,9 +133,10 @@ class transaction {
   /// protect_*'s end: a barrier, unless planning.
   std::error_code done_protecting() { return planning_ ? std::error_code{} : barrier(); }
   /// Filehandle of `obj` (key `k`); records its attributes the first time (rec_attrs),
-  /// unless this transaction created it; `first` receives them.
+  /// unless this transaction created it; `first` receives them, and `first_is_now` whether
+  /// they were read just now (this call recorded them).
   std::error_code remember(const fs::object& obj, const obj_key& k, std::vector<std::byte>& fh,
-                           saved_attrs* first = nullptr);
+                           saved_attrs* first = nullptr, bool* first_is_now = nullptr);
   /// Notes that an operation changes `obj` (commit fsyncs it). Not while planning.
   std::error_code note_changed(const fs::object& obj, const obj_key& k);
   /// An operation's protect_* with claim key `ck`: true if planned (taken over, counted

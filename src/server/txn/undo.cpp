@@ -134,9 +134,9 @@ std::error_code undo_one(const fs::export_root& exp, int state_fd, int data_fd, 
 }  // namespace
 
 std::error_code copy_bytes(int src, std::uint64_t src_offset, int dst, std::uint64_t dst_offset,
-                           std::uint64_t length) {
+                           std::uint64_t length, bool may_share) {
   auto so = static_cast<off_t>(src_offset), d = static_cast<off_t>(dst_offset);
-  bool plain = false;
+  bool plain = !may_share;
   while (length > 0) {
     ssize_t n;
     if (!plain) {
