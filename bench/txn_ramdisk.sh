@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # papers/002 Figures 4-6 on the storage its figures assume: bench/txn_overhead with every
 # export on XFS (reflink=1) in a file on /dev/shm, loop-mounted here. A flush there costs
-# next to nothing, as on TC-NFS's capacitor-backed SSD (papers/002 §3.3; its Figure 9 ran
+# next to nothing, as on TC-NFS's capacitor-backed SSD (papers/002 §3; its Figure 9 ran
 # on such a RAM disk), and range backups are reflinks (FICLONERANGE): what is left of
 # txn / plain is the transactions' own work. Needs root (mount), mkfs.xfs and --size-gib of
 # free memory; the mount and the image are removed on exit, also on failure.

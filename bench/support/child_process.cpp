@@ -8,9 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <map>
+#include <mutex>
 
 extern char** environ;
 
@@ -39,6 +42,55 @@ std::string exit_status::describe() const {
 namespace {
 
 std::string errno_text(int err) { return std::string(std::strerror(err)) + " (errno " + std::to_string(err) + ")"; }
+
+// The children not yet reaped, so that a SIGINT, SIGTERM or SIGHUP that ends this program
+// (Ctrl-C, a timeout's kill) stops their process groups too: they lead groups of their own,
+// which the terminal's signals do not reach. Slots hold pids, 0 when free; the handler only
+// reads them (lock-free atomics), then hands the signal on to whatever handled it before.
+constexpr std::size_t max_tracked = 256;
+std::atomic<pid_t> tracked[max_tracked];
+constexpr int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
+struct sigaction before[std::size(forwarded)];
+
+extern "C" void stop_children_and_forward(int sig) {
+  for (auto& slot : tracked)
+    if (const pid_t pid = slot.load(std::memory_order_relaxed); pid > 0) ::kill(-pid, SIGTERM);
+  for (std::size_t i = 0; i < std::size(forwarded); ++i)
+    if (forwarded[i] == sig) ::sigaction(sig, &before[i], nullptr);
+  ::raise(sig);  // as if the handlers of before had received it (the default: the program ends)
+}
+
+std::mutex install_mu;
+
+void track(pid_t pid) {
+  {
+    // At every spawn, not once: a program may have set its own handler since (Catch2 sets
+    // and restores its own around each test case).
+    std::lock_guard lock(install_mu);
+    for (std::size_t i = 0; i < std::size(forwarded); ++i) {
+      struct sigaction now {};
+      ::sigaction(forwarded[i], nullptr, &now);
+      // A program that ignores the signal keeps its children; ours is there already.
+      if (now.sa_handler == SIG_IGN || now.sa_handler == stop_children_and_forward) continue;
+      before[i] = now;
+      struct sigaction sa {};
+      sa.sa_handler = stop_children_and_forward;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(forwarded[i], &sa, nullptr);
+    }
+  }
+  for (auto& slot : tracked) {
+    pid_t free_slot = 0;
+    if (slot.compare_exchange_strong(free_slot, pid)) return;
+  }
+}
+
+void untrack(pid_t pid) {
+  for (auto& slot : tracked) {
+    pid_t mine = pid;
+    if (slot.compare_exchange_strong(mine, 0)) return;
+  }
+}
 
 // RAII holders for the posix_spawn attribute objects.
 struct spawn_actions {
@@ -145,6 +197,7 @@ child_process::child_process(std::filesystem::path program, std::vector<std::str
     throw process_error("cannot start " + program_.string() + ": " + errno_text(rc));
   }
   pid_ = pid;
+  track(pid);
 
   if (options.capture_stdout) {
     ::close(pipe_fds[1]);
@@ -171,6 +224,7 @@ child_process::~child_process() {
       // A destructor cannot report; the process group was SIGKILLed if it got that far.
     }
   }
+  untrack(pid_);  // also when terminate() failed: never signal a pid that may be reused
   stop_reader();
 }
 
@@ -286,6 +340,7 @@ exit_status child_process::wait() {
   if (status_) return *status_;
   exited_unreaped(pid_, true);
   kill_group_leftovers();
+  untrack(pid_);  // before the reaping frees the pid (and its group id) for others
   int st = 0;
   while (::waitpid(pid_, &st, 0) < 0) {
     if (errno != EINTR) throw process_error("waitpid(" + std::to_string(pid_) + "): " + errno_text(errno));

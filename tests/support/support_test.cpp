@@ -2,6 +2,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -196,6 +197,43 @@ TEST_CASE("child_process terminate escalates to SIGKILL when SIGTERM is ignored"
   CHECK(st.signaled());
   CHECK(st.signal() == SIGKILL);
   CHECK(st.describe().starts_with("killed by signal 9"));
+}
+
+TEST_CASE("a program ended by SIGTERM or SIGINT stops the children it started first") {
+  // A program (here a fork of this test) starts a child, which leads a process group of its
+  // own that the terminal's Ctrl-C does not reach, and is then signalled: its child must not
+  // outlive it. The fork ends by itself within 30 s (alarm) if the signal never comes.
+  for (const int sig : {SIGTERM, SIGINT}) {
+    INFO("signal " << sig);
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const pid_t program = ::fork();
+    REQUIRE(program >= 0);
+    if (program == 0) {
+      ::close(fds[0]);
+      ::alarm(30);
+      ::signal(sig, SIG_DFL);  // not Catch2's handler, which would report the fork's end as a failure
+      spawn_options o;
+      o.capture_stdout = false;
+      child_process c("/bin/sleep", {"60"}, o);
+      const pid_t pid = c.pid();
+      if (::write(fds[1], &pid, sizeof pid) != sizeof pid) ::_exit(3);
+      for (;;) ::pause();
+    }
+    ::close(fds[1]);
+    pid_t child = 0;
+    const bool got = ::read(fds[0], &child, sizeof child) == sizeof child;
+    ::close(fds[0]);
+    REQUIRE(got);
+    REQUIRE_FALSE(process_gone(child));
+    REQUIRE(::kill(program, sig) == 0);
+    int st = 0;
+    REQUIRE(::waitpid(program, &st, 0) == program);
+    CHECK(WIFSIGNALED(st));
+    CHECK(WTERMSIG(st) == sig);  // handed on: the program still ends by the signal
+    for (int i = 0; i < 500 && !process_gone(child); ++i) std::this_thread::sleep_for(10ms);
+    CHECK(process_gone(child));
+  }
 }
 
 TEST_CASE("child_process destructor stops a running child") {

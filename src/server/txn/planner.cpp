@@ -111,7 +111,7 @@ class planner {
     if (!ec && create && !lock_found(file)) return false;
     if (ec) {
       if (!create || ec != std::error_code(ENOENT, std::system_category())) return false;
-      if (t_.protect_create(cur_.obj, a.claim.file)) return false;
+      if (t_.protect_create_free(cur_.obj, a.claim.file)) return false;
       touch(cur_.obj, a.claim.file);
       return made_object();
     }
@@ -134,7 +134,7 @@ class planner {
     if (!named_change_ok(cur_.obj, a.objname) || !lock(a)) return false;
     struct ::stat st {};
     if (::fstatat(cur_.obj.fd(), a.objname.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return false;  // it fails
-    if (t_.protect_create(cur_.obj, a.objname)) return false;
+    if (errno != ENOENT || t_.protect_create_free(cur_.obj, a.objname)) return false;
     touch(cur_.obj, a.objname);
     return made_object();
   }

@@ -277,26 +277,35 @@ std::error_code transaction::protect_data(const fs::object& file, std::uint64_t 
 }
 
 std::error_code transaction::protect_create(const fs::object& dir, std::string_view name) {
-  return protect_create(dir, name, true);
+  return protect_name(dir, name, true, false);
+}
+
+std::error_code transaction::protect_create_free(const fs::object& dir, std::string_view name) {
+  return protect_name(dir, name, true, true);
 }
 
 std::error_code transaction::protect_link(const fs::object& dir, std::string_view name) {
-  return protect_create(dir, name, false);
+  return protect_name(dir, name, false, false);
 }
 
-std::error_code transaction::protect_create(const fs::object& dir, std::string_view name, bool makes_object) {
+std::error_code transaction::protect_name(const fs::object& dir, std::string_view name, bool makes_object,
+                                          bool free) {
   fs::scoped_fs_root as_root;
   if (!planning_) creating_ = false;
   obj_key k;
   if (std::error_code ec = key_of(dir, k)) return ec;
   const std::string n(name);
-  struct ::stat st {};
-  if (::fstatat(dir.fd(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return {};  // not created
-  if (errno != ENOENT) return last_error();
+  const std::string ck = claim_key('c', k, n);
+  // A name the planner found free is free still: its directory is locked, and the planner
+  // stops before an operation of the COMPOUND whose name an earlier one changes.
+  if (!free && !(planned_.contains(ck) && !planning_)) {
+    struct ::stat st {};
+    if (::fstatat(dir.fd(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return {};  // not created
+    if (errno != ENOENT) return last_error();
+  }
   if (std::error_code ec = note_changed(dir, k)) return ec;
   if (!planning_) creating_ = makes_object;
   if (created_.contains(k)) return {};  // the directory's removal removes the name
-  const std::string ck = claim_key('c', k, n);
   if (claim(ck)) return done_protecting();
   const std::size_t first_record = records_.size();
   std::vector<std::byte> fh;

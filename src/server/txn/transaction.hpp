@@ -60,6 +60,8 @@ class transaction {
   /// it). If the operation then succeeds, the object it made counts as created by this
   /// transaction (after_operation).
   std::error_code protect_create(const fs::object& dir, std::string_view name);
+  /// protect_create of a name the caller has just found free in `dir` (the planner).
+  std::error_code protect_create_free(const fs::object& dir, std::string_view name);
   /// As protect_create, for LINK (a new name of an existing object).
   std::error_code protect_link(const fs::object& dir, std::string_view name);
   /// Before `name` is removed from `dir` (REMOVE, or the target a RENAME replaces). Saves the
@@ -145,7 +147,8 @@ class transaction {
   /// While planning: the records appended from `first` on belong to claim key `ck`.
   void plan(const std::string& ck, std::size_t first);
   void count(std::size_t record_index);
-  std::error_code protect_create(const fs::object& dir, std::string_view name, bool makes_object);
+  /// protect_create (`makes_object`) and protect_link; `free`: the name is known to be free.
+  std::error_code protect_name(const fs::object& dir, std::string_view name, bool makes_object, bool free);
   /// Makes every object in changed_ durable (commit): fsyncs them, or, from
   /// 16 of them on (syncfs_from_objects), one syncfs of the export's file system (the state
   /// directory's: lookups do not cross mount points, so every object is on it).
