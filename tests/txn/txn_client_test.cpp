@@ -170,6 +170,40 @@ TEST_CASE("atomic_vectors needs nfs:// with compound_vectors", "[txn][client]") 
   CHECK(error_of([&] { client::connect(env.url(), o); }) == errc::bad_argument);
 }
 
+TEST_CASE("a fresh vnfsd's first transactions may come from a caller other than root", "[txn][client]") {
+  // The first transaction creates the server's state (the state directory, the outcome log)
+  // as the server, whoever asked: the caller here may not even read that directory.
+  test::temp_dir d("vnfs-txn-user");
+  ::chmod(d.path().c_str(), 0755);
+  std::filesystem::create_directory(d.path() / "w");
+  REQUIRE(::chown((d.path() / "w").c_str(), 1000, 1000) == 0);
+  test::vnfsd_process p(d.path());
+  client_options o = atomic();
+  o.uid = 1000;
+  o.gid = 1000;
+  client c = client::connect("nfs://" + p.host() + ":" + std::to_string(p.port()) + "/w", o);
+  const std::string data(5000, 'u');
+  std::vector<vio> w;
+  w.emplace_back(vfile("a"), 0, std::as_bytes(std::span(data)), vio_flags::create);
+  w.emplace_back(vfile("b"), 0, std::as_bytes(std::span(data)), vio_flags::create);
+  vresult r = c.vwrite(w);
+  CHECK(r.ok());
+  struct ::stat st {};
+  REQUIRE(::stat((d.path() / "w/a").c_str(), &st) == 0);
+  CHECK(st.st_uid == 1000u);
+  CHECK(st.st_size == 5000);
+  // One that fails at its last item: rolled back, and the server serves on.
+  w.clear();
+  w.emplace_back(vfile("c"), 0, std::as_bytes(std::span(data)), vio_flags::create);
+  w.emplace_back(vfile("missing/d"), 0, std::as_bytes(std::span(data)), vio_flags::create);
+  r = c.vwrite(w);
+  CHECK(r.failed_index == 1);
+  CHECK_FALSE(std::filesystem::exists(d.path() / "w/c"));
+  CHECK(p.running());
+  std::vector<vmkdir_item> dirs{{"m", 0755}};
+  CHECK(c.vmkdir(dirs).ok());
+}
+
 TEST_CASE("a transaction past the server's backup limit fails with NFS4ERR_NOSPC and changes nothing", "[txn][client]") {
   test::temp_dir d("vnfs-txn-limit");
   ::chmod(d.path().c_str(), 0755);

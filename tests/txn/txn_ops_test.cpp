@@ -64,7 +64,7 @@ void populate(const std::filesystem::path& wd) {
 struct txn_client {
   nfs_client c;
   std::uint64_t next_id = 1;
-  explicit txn_client(test_server& srv, std::string wd) : c(srv, std::move(wd)) {}
+  explicit txn_client(test_server& srv, std::string wd, session_options o = {}) : c(srv, std::move(wd), o) {}
 
   std::vector<nfs_argop4> to_wd() const {
     auto ops = c.s.root_ops();
@@ -353,6 +353,38 @@ TEST_CASE("committed transactions leave exactly their changes", "[txn]") {
   CHECK(std::filesystem::hard_link_count(dir / "f2") == 1);
   CHECK_FALSE(std::filesystem::exists(dir / "a"));
   CHECK(vnfs::txn_test::state_leftovers(srv.export_dir()).empty());
+}
+
+TEST_CASE("a transaction's OPEN after a SETATTR looks its name up with the permissions it then has", "[txn]") {
+  // The planner looks an OPEN's name up ahead and hands the object to the OPEN; not after a
+  // SETATTR, which may take away the search permission the OPEN's own lookup needs.
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "tp");
+  const auto dir = srv.export_dir() / wd;
+  std::filesystem::create_directory(dir / "d");
+  write_local(dir / "d" / "f", pattern(100, 9));
+  for (const char* n : {"d", "d/f"}) REQUIRE(::chown((dir / n).c_str(), 1000, 1000) == 0);
+  REQUIRE(::chmod((dir / "d").c_str(), 0755) == 0);
+  session_options o;
+  o.uid = 1000;
+  o.gid = 1000;
+  txn_client t(srv, wd, o);
+  attributes no_search;
+  no_search.mode = 0600;
+  for (const bool create : {false, true}) {
+    INFO((create ? "OPEN with create" : "OPEN"));
+    auto r = t.run({LOOKUP4args{"d"}, setattr_args(no_search), open_args(t.c, "f", create)});
+    CHECK(r.status == nfsstat4::NFS4ERR_ACCESS);
+    CHECK(r.resarray.size() == t.at(2) + 1);  // the OPEN failed
+    struct ::stat st {};
+    REQUIRE(::stat((dir / "d").c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0755);  // rolled back
+  }
+  // The same OPEN with the permission kept goes through.
+  attributes search;
+  search.mode = 0700;
+  auto r = t.run({LOOKUP4args{"d"}, setattr_args(search), open_args(t.c, "f", false)});
+  CHECK(r.status == nfsstat4::NFS4_OK);
 }
 
 TEST_CASE("the state directory is invisible to clients", "[txn]") {

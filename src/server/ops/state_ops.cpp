@@ -164,8 +164,10 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
         return fail(st);
       cinfo.before = change_of(dir);
       std::error_code ec;
+      // What a transaction's planner found under the name, which it still finds.
+      fs::object found = ctx.txn ? ctx.txn->take_found(dir, a.claim.file) : fs::object();
       if (!create) {
-        file = fs::lookup(dir, a.claim.file, ec);
+        file = found ? std::move(found) : fs::lookup(dir, a.claim.file, ec);
         if (ec) return fail(to_nfsstat(ec));
       } else {
         const nfs4::createhow4& how = a.openhow.how;
@@ -204,9 +206,14 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
         // permission bits; an unset mode gives rw-r--r--.
         ch.perm = post.mode.value_or(0644);
         post.mode.reset();
-        if (ctx.txn)
-          if (std::error_code pe = ctx.txn->protect_create(dir, a.claim.file)) return fail(to_nfsstat(pe));
-        fs::create_result cr = fs::create(dir, a.claim.file, ch, ec);
+        fs::create_result cr;
+        if (found && ch.mode == fs::create_mode::unchecked && !ch.truncate) {
+          cr = {std::move(found), false};  // as create() answers for an existing file
+        } else {
+          if (ctx.txn)
+            if (std::error_code pe = ctx.txn->protect_create(dir, a.claim.file)) return fail(to_nfsstat(pe));
+          cr = fs::create(dir, a.claim.file, ch, ec);
+        }
         if (ec) return fail(to_nfsstat(ec));
         file = std::move(cr.file);
         created = cr.created;

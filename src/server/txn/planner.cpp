@@ -97,6 +97,7 @@ class planner {
     nfs4::bitmap4 bits;
     if (to_setattr_args(a.obj_attributes, sa, bits) != nfs4::nfsstat4::NFS4_OK) return false;
     if (!lock(a)) return false;
+    attrs_set_ = true;
     return sa.size ? !t_.protect_data(cur_.obj, *sa.size, UINT64_MAX) : !t_.protect_attrs(cur_.obj);
   }
   bool on(const nfs4::OPEN4args& a) {
@@ -125,6 +126,9 @@ class planner {
       if (to_setattr_args(a.openhow.how.createattrs, sa, bits) != nfs4::nfsstat4::NFS4_OK) return false;
       if (sa.size && *sa.size == 0 && t_.protect_data(file, 0, UINT64_MAX)) return false;
     }
+    // After a SETATTR (a directory's mode or owner may have changed) the operation looks
+    // again, with the permissions it then has.
+    if (!attrs_set_) t_.note_found(cur_.obj, a.claim.file, file);
     touch(cur_.obj, a.claim.file);
     return set_current(std::move(file));
   }
@@ -224,6 +228,7 @@ class planner {
   sim_fh cur_, saved_;
   std::set<std::pair<std::pair<std::uint64_t, std::uint64_t>, std::string>> touched_;
   std::error_code ec_;
+  bool attrs_set_ = false;  ///< a SETATTR was planned: lookups are not handed on (note_found)
 };
 
 }  // namespace

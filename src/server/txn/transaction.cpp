@@ -107,6 +107,8 @@ void transaction::count(std::size_t i) {
 std::error_code transaction::barrier() {
   // Nothing to protect until a record is appended (the header and begin record wait for it).
   if (records_.size() == durable_records_) return {};
+  // The server's own files, whoever the caller is (end_plan() runs as the caller).
+  fs::scoped_fs_root as_root;
   // The range backups first: a durable record must never name bytes that are not (its undo
   // would copy them over a file that no change touched yet).
   if (data_unsynced_) {
@@ -162,6 +164,21 @@ bool transaction::claim(const std::string& ck) {
     planned_.erase(it);
   }
   return true;
+}
+
+void transaction::note_found(const fs::object& dir, std::string_view name, const fs::object& obj) {
+  obj_key k;
+  if (planning_ && !key_of(dir, k)) found_.insert_or_assign({k, std::string(name)}, obj.share());
+}
+
+fs::object transaction::take_found(const fs::object& dir, std::string_view name) {
+  obj_key k;
+  if (found_.empty() || key_of(dir, k)) return {};
+  auto it = found_.find({k, std::string(name)});
+  if (it == found_.end()) return {};
+  fs::object obj = std::move(it->second);
+  found_.erase(it);
+  return obj;
 }
 
 void transaction::plan(const std::string& ck, std::size_t first) {

@@ -108,8 +108,19 @@ class transaction {
   /// succeeded (null if it failed). Notes the object a protected create made. A
   /// crash-injection point.
   void after_operation(const fs::object* current);
-  /// The COMPOUND ended: planned records not taken over are forgotten.
-  void end_compound() { planned_.clear(); }
+  /// The COMPOUND ended: planned records and found objects not taken over are forgotten.
+  void end_compound() {
+    planned_.clear();
+    found_.clear();
+  }
+
+  /// While planning: `obj` is what `name` in `dir` finds. The operation that looks the name
+  /// up when it runs (OPEN) takes it with take_found() instead of looking again: in this
+  /// COMPOUND the name keeps finding `obj`, as the transaction holds the directory's lock
+  /// and the planner stops before an operation whose name an earlier one changes.
+  void note_found(const fs::object& dir, std::string_view name, const fs::object& obj);
+  /// What note_found() kept for `name` in `dir` (empty if nothing), handed over once.
+  fs::object take_found(const fs::object& dir, std::string_view name);
 
   /// Makes every change durable (fsync of each object changed) and then the commit record
   /// (the commit point); records the outcome in the outcome log without waiting for its
@@ -185,6 +196,7 @@ class transaction {
   std::map<obj_key, std::vector<std::byte>> changed_;    ///< fsynced at commit (by filehandle)
   bool planning_ = false;
   std::map<std::string, std::size_t> planned_;  ///< claim key → its first record (npos: none)
+  std::map<std::pair<obj_key, std::string>, fs::object> found_;  ///< note_found(), this COMPOUND
   bool creating_ = false;  ///< the running operation's protect_create found the name free
   std::vector<std::function<void()>> releases_;  ///< on_rollback()
   bool done_ = false;
