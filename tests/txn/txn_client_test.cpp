@@ -13,6 +13,7 @@
 #include "client_fixture.hpp"
 #include "tree_digest.hpp"
 #include "vnfs/test/temp_dir.hpp"
+#include "vnfs/transaction.hpp"
 #include "vnfs/test/vnfsd_process.hpp"
 #include "vnfs/nfs4/status.hpp"
 
@@ -173,35 +174,42 @@ TEST_CASE("atomic_vectors needs nfs:// with compound_vectors", "[txn][client]") 
 TEST_CASE("a fresh vnfsd's first transactions may come from a caller other than root", "[txn][client]") {
   // The first transaction creates the server's state (the state directory, the outcome log)
   // as the server, whoever asked: the caller here may not even read that directory.
-  test::temp_dir d("vnfs-txn-user");
-  ::chmod(d.path().c_str(), 0755);
-  std::filesystem::create_directory(d.path() / "w");
-  REQUIRE(::chown((d.path() / "w").c_str(), 1000, 1000) == 0);
-  test::vnfsd_process p(d.path());
-  client_options o = atomic();
-  o.uid = 1000;
-  o.gid = 1000;
-  client c = client::connect("nfs://" + p.host() + ":" + std::to_string(p.port()) + "/w", o);
   const std::string data(5000, 'u');
-  std::vector<vio> w;
-  w.emplace_back(vfile("a"), 0, std::as_bytes(std::span(data)), vio_flags::create);
-  w.emplace_back(vfile("b"), 0, std::as_bytes(std::span(data)), vio_flags::create);
-  vresult r = c.vwrite(w);
-  CHECK(r.ok());
-  struct ::stat st {};
-  REQUIRE(::stat((d.path() / "w/a").c_str(), &st) == 0);
-  CHECK(st.st_uid == 1000u);
-  CHECK(st.st_size == 5000);
-  // One that fails at its last item: rolled back, and the server serves on.
-  w.clear();
-  w.emplace_back(vfile("c"), 0, std::as_bytes(std::span(data)), vio_flags::create);
-  w.emplace_back(vfile("missing/d"), 0, std::as_bytes(std::span(data)), vio_flags::create);
-  r = c.vwrite(w);
-  CHECK(r.failed_index == 1);
-  CHECK_FALSE(std::filesystem::exists(d.path() / "w/c"));
-  CHECK(p.running());
-  std::vector<vmkdir_item> dirs{{"m", 0755}};
-  CHECK(c.vmkdir(dirs).ok());
+  for (const bool spanning : {false, true}) {
+    INFO((spanning ? "first: transaction::begin" : "first: an atomic vwrite"));
+    test::temp_dir d("vnfs-txn-user");
+    ::chmod(d.path().c_str(), 0755);
+    std::filesystem::create_directory(d.path() / "w");
+    REQUIRE(::chown((d.path() / "w").c_str(), 1000, 1000) == 0);
+    test::vnfsd_process p(d.path());
+    client_options o = atomic();
+    o.uid = 1000;
+    o.gid = 1000;
+    client c = client::connect("nfs://" + p.host() + ":" + std::to_string(p.port()) + "/w", o);
+    std::vector<vio> w;
+    w.emplace_back(vfile("a"), 0, std::as_bytes(std::span(data)), vio_flags::create);
+    w.emplace_back(vfile("b"), 0, std::as_bytes(std::span(data)), vio_flags::create);
+    if (spanning) {
+      transaction t = transaction::begin(c);
+      CHECK(t.view().vwrite(w).ok());
+      CHECK_FALSE(t.commit());
+    } else {
+      CHECK(c.vwrite(w).ok());
+    }
+    struct ::stat st {};
+    REQUIRE(::stat((d.path() / "w/a").c_str(), &st) == 0);
+    CHECK(st.st_uid == 1000u);
+    CHECK(st.st_size == 5000);
+    // One that fails at its last item: rolled back, and the server serves on.
+    w.clear();
+    w.emplace_back(vfile("c"), 0, std::as_bytes(std::span(data)), vio_flags::create);
+    w.emplace_back(vfile("missing/d"), 0, std::as_bytes(std::span(data)), vio_flags::create);
+    CHECK(c.vwrite(w).failed_index == 1);
+    CHECK_FALSE(std::filesystem::exists(d.path() / "w/c"));
+    CHECK(p.running());
+    std::vector<vmkdir_item> dirs{{"m", 0755}};
+    CHECK(c.vmkdir(dirs).ok());
+  }
 }
 
 TEST_CASE("a transaction past the server's backup limit fails with NFS4ERR_NOSPC and changes nothing", "[txn][client]") {
