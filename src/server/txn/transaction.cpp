@@ -315,7 +315,8 @@ std::error_code transaction::protect_name(const fs::object& dir, std::string_vie
   const std::string ck = claim_key('c', k, n);
   // A name the planner found free is free still: its directory is locked, and the planner
   // stops before an operation of the COMPOUND whose name an earlier one changes.
-  if (!free && !(planned_.contains(ck) && !planning_)) {
+  const bool known_free = free || (!planning_ && planned_.contains(ck));
+  if (!known_free) {
     struct ::stat st {};
     if (::fstatat(dir.fd(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return {};  // not created
     if (errno != ENOENT) return last_error();
