@@ -14,7 +14,8 @@
 #      libnfs_baseline's copy phase (mount, listing, reads, local writes).
 # Every process started is stopped by its pid (SIGTERM, then SIGKILL after a grace); each
 # step is bounded by `timeout`, the whole run by --timeout. The namespace disappears with
-# its last process. Needs root.
+# its last process. Needs root. The scratch (Ganesha's export, both clients' local copies)
+# is made under $TMPDIR (default /tmp).
 #
 # Usage: bash bench/baseline_netns.sh [--delays 0,0.1,0.6,2.6] [--files 100] [--size 1024]
 #          [--repeat 3] [--out-dir bench/results] [--timeout SECONDS] [--build DIR]
@@ -40,7 +41,7 @@ while [[ $# -gt 0 ]]; do
     --timeout) total_timeout="$2"; shift 2 ;;
     --build) build_dir="$2"; shift 2 ;;
     --inside-namespace) inside=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "baseline_netns.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -69,7 +70,7 @@ fi
 # ---- inside the namespaces ----
 nfs_port=2049
 mnt_port=20048
-scratch=$(mktemp -d /tmp/vnfs-baseline-XXXXXX)
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/vnfs-baseline-XXXXXX")
 pids=()   # everything started here, stopped in reverse order
 
 stop_pid() {  # SIGTERM, up to 5 s, then SIGKILL; by pid only

@@ -203,20 +203,22 @@ def filebench(res, w):
 
 def user_copy(res, lib, w):
     """The whole `vnfs cp -r` process against libnfs_baseline's copy phase, both from Ganesha through the
-    same vnfs-netdelay proxy (bench/baseline_netns.sh: vnfs_cp-netdelay-D.json beside libnfs_baseline-netdelay-D.json)."""
+    same vnfs-netdelay proxy (bench/baseline_netns.sh: vnfs_cp-netdelay-D.json beside libnfs_baseline-netdelay-D.json;
+    a run with TMPDIR=/dev/shm kept as vnfs_cp-tmpfs-netdelay-D.json and libnfs_baseline-tmpfs-netdelay-D.json)."""
     rows = []
-    runs = [v for v in map(load, glob.glob(os.path.join(res, "vnfs_cp-netdelay-*.json"))) if v and v["runs"]]
-    for v in sorted(runs, key=lambda v: float(v["delay_ms"])):
-        d = float(v["delay_ms"])
-        libnfs = lib.get(d)
-        ph = {q["phase"]: q for q in libnfs["phases"]} if libnfs else {}
-        if "copy" not in ph or libnfs["parameters"]["files"] != v["files"]:
-            continue
-        vs = statistics.median(r["wall_seconds"] for r in v["runs"])
-        ls = ph["copy"]["median_seconds"]
-        comps = statistics.median(r["stats"]["compounds"] for r in v["runs"])
-        rows.append(f"| {2 * d:g} | {v['files']} | {size_label(v['size'])} | {ls:.3f} | {vs:.3f} ({comps:g} COMPOUNDs) | "
-                    f"{fx(ls / vs)} |")
+    for storage, prefix in (("disk", ""), ("tmpfs", "tmpfs-")):
+        runs = [v for v in map(load, glob.glob(os.path.join(res, f"vnfs_cp-{prefix}netdelay-*.json"))) if v and v["runs"]]
+        for v in sorted(runs, key=lambda v: float(v["delay_ms"])):
+            d = float(v["delay_ms"])
+            libnfs = lib.get(d) if not prefix else load(os.path.join(res, f"libnfs_baseline-{prefix}netdelay-{d:g}.json"))
+            ph = {q["phase"]: q for q in libnfs["phases"]} if libnfs else {}
+            if "copy" not in ph or libnfs["parameters"]["files"] != v["files"]:
+                continue
+            vs = statistics.median(r["wall_seconds"] for r in v["runs"])
+            ls = ph["copy"]["median_seconds"]
+            comps = statistics.median(r["stats"]["compounds"] for r in v["runs"])
+            rows.append(f"| {2 * d:g} | {storage} | {v['files']} | {size_label(v['size'])} | {ls:.3f} | "
+                        f"{vs:.3f} ({comps:g} COMPOUNDs) | {fx(ls / vs)} |")
     if not rows:
         return
     w("## What a user runs: copying the files from NFS-Ganesha (bench/baseline_netns.sh)\n")
@@ -224,9 +226,12 @@ def user_copy(res, lib, w):
       "directory. vnfs: the whole `vnfs --stats cp -r` process timed by the wall clock (process start, NFSv4.1 "
       "session set-up and end, listing, reads, local writes). libnfs: a fresh mount (NFSv3), the listing, and "
       "open/pread/close of each file with a local write, timed inside libnfs_baseline (no process start). "
-      "Medians of the repeats.\n")
-    w("| RTT ms | files | size | libnfs s | vnfs cp -r s | vnfs faster by |")
-    w("|---|---|---|---|---|---|")
+      "Medians of the repeats. Storage: where the scratch is (Ganesha's export and both local copies): this "
+      "disk's ext4 under /tmp, or tmpfs (`TMPDIR=/dev/shm bash bench/baseline_netns.sh ...`). On the disk, "
+      "libnfs's copy phase has just deleted its 1,000 local files when vnfs starts, and each vnfs run deletes the "
+      "last one's, which makes creating files there slower for some seconds (see the cli_copy_delay notes).\n")
+    w("| RTT ms | storage | files | size | libnfs s | vnfs cp -r s | vnfs faster by |")
+    w("|---|---|---|---|---|---|---|")
     for r in rows:
         w(r)
     w("")
@@ -560,13 +565,19 @@ def round2(res, w):
     if cd:
         libnfs = load(os.path.join(res, f"libnfs_baseline-netdelay-{cd['delay_ms']:g}.json"))
         ph = {q["phase"]: q for q in libnfs["phases"]} if libnfs else {}
-        lib_s = ph["copy"]["median_seconds"] if "copy" in ph and libnfs["parameters"]["files"] == cd["files"] else None
+        same_files = bool(libnfs) and libnfs["parameters"]["files"] == cd["files"]
+        # libnfs doing the same direction: copying the files from the server (mount, listing, reads, local
+        # writes), or writing them to it (create, pwrite, close: no listing, no local reads).
+        lib_s = {d: ph[phase]["median_seconds"] for d, phase in (("from_server", "copy"), ("to_server", "write"))
+                 if phase in ph and same_files}
+        lib_what = (f"its copy phase for from server ({lib_s['from_server']:.2f} s), its write phase for to server "
+                    f"({lib_s['to_server']:.2f} s)" if len(lib_s) == 2 else "not in this run")
         w(f"`vnfs cp -r` between local disk and a server, 1,000 x 1 KiB files in one directory, both ways, through "
           f"vnfs-netdelay at {2 * cd['delay_ms']:g} ms RTT and with no proxy (0 ms): whole `vnfs --stats` processes "
           f"timed by the wall clock, medians (`bash bench/cli_copy_delay.sh`; before: `VNFS_BIN=OLD/vnfs bash "
-          f"bench/cli_copy_delay.sh bench/results/cli_copy_delay-before.json`). libnfs: its copy phase from the same "
-          f"Ganesha at the same delay (`bash bench/baseline_netns.sh --delays {cd['delay_ms']:g} --files 1000 --repeat 3`"
-          f"{', ' + format(lib_s, '.2f') + ' s' if lib_s else ', not in this run'}). The goal: >= 120 x libnfs.\n")
+          f"bench/cli_copy_delay.sh bench/results/cli_copy_delay-before.json`). libnfs: the same files with the same "
+          f"Ganesha at the same delay, a separate run (`bash bench/baseline_netns.sh --delays {cd['delay_ms']:g} "
+          f"--files 1000 --repeat 3`), {lib_what}. The goal: >= 120 x libnfs.\n")
         if cdt:
             w(f"The servers take turns run by run. After: the scratch (exports and local trees) on "
               f"{cd.get('scratch_fs', 'the disk')} under /tmp, and on {cdt.get('scratch_fs', 'tmpfs')} "
@@ -591,7 +602,7 @@ def round2(res, w):
             a = statistics.median(r["wall_seconds"] for r in after)
             b = f"{statistics.median(r['wall_seconds'] for r in before):.3f}" if before else "-"
             comps = statistics.median(r["stats"]["compounds"] for r in after)
-            ratio = f"{fx(lib_s / a)}" if lib_s and k[1] > 0 else "-"
+            ratio = f"{fx(lib_s[k[2]] / a)}" if k[2] in lib_s and k[1] > 0 else "-"
             t = runs(cdt, *k)
             tcol = (f" {statistics.median(r['wall_seconds'] for r in t):.3f} |" if t else " - |") if cdt else ""
             w(f"| {k[0]} | {k[1]:g} | {k[2].replace('_', ' ')} | {b} | {a:.3f} ({comps:g}) |{tcol} {ratio} |")
