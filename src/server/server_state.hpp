@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "server/fs/export_root.hpp"
+#include "server/payload_buffers.hpp"
 #include "server/server_options.hpp"
 #include "server/state/client_table.hpp"
 #include "server/state/open_state_table.hpp"
@@ -31,6 +32,8 @@ struct server_state {
   const bool recovery_in_export;
   client_table clients;
   open_state_table opens;
+  /// Where READ payloads are read into (payload_buffers.hpp).
+  payload_buffers payloads;
   /// Transactions; constructed after `exp` and before any listener: its construction rolls
   /// back what a crash left unfinished.
   txn::manager txns;

@@ -11,8 +11,9 @@
 // Data path. An open stateid carries the descriptors OPEN opened (open_state_table), so
 // READ/WRITE do no open(2); the special stateids fall back to the fs layer, which checks
 // each call against the caller's identity (a WRITE by opening the file, a READ by opening it
-// or, once an earlier READ kept a descriptor with the object, by faccessat). READ data goes into a buffer owned by a shared_ptr kept
-// alive in ctx.keepalive, and the result refers to it (no copy before the socket); or, for
+// or, once an earlier READ kept a descriptor with the object, by faccessat). READ data goes
+// into a buffer of the server's payload_buffers, owned by a shared_ptr kept alive in
+// ctx.keepalive, and the result refers to it (no copy before the socket); or, for
 // a large READ where ctx.file_payloads allows it, stays in the file: the result names the
 // range (its length from the file's size now), the descriptor is kept alive in
 // ctx.keepalive, and the TCP connection sends the range from the page cache.
@@ -137,7 +138,7 @@ nfs4::READ4res handle(compound_context& ctx, const nfs4::READ4args& a) {
 
   if (ctx.file_payloads && count >= min_file_payload && read_in_place(ctx, fd, a.offset, count, res)) return res;
 
-  std::shared_ptr<std::byte[]> buf(new std::byte[count == 0 ? 1 : count]);
+  std::shared_ptr<std::byte[]> buf = ctx.server.payloads.get(count);
   std::error_code ec;
   fs::read_result r;
   const std::span<std::byte> span(buf.get(), count);

@@ -12,7 +12,9 @@
 #include <deque>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <random>
+#include <shared_mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -430,17 +432,20 @@ class cma_endpoint final : public endpoint {
     }));
   }
 
+  /// An access the owner pre-authorized (a grant) is checked and done at once, in the
+  /// calling thread, with no message: the threads that make replies move their payloads in
+  /// parallel, as a NIC's DMA would, instead of one after another on this endpoint's
+  /// strand. Its completion runs on the strand, as every other one. Without a grant, the
+  /// owner is asked first (access_req), on the strand.
   void start_op(pending_op p) {
+    if (std::optional<std::error_code> ec = transfer_if_granted(p)) {
+      asio::post(strand_, [done = std::move(p.done), ec = *ec] { done(ec); });
+      return;
+    }
     asio::dispatch(strand_, [self = shared(), p = std::move(p)]() mutable {
       if (self->closed_) return p.done(errc_code(std::errc::not_connected));
-      // Pre-authorized by the owner (a grant): checked here, done at once, no message.
-      if (auto g = self->peer_grants_.find(p.remote.handle); g != self->peer_grants_.end()) {
-        if (check_access(g->second, p.remote.offset, p.remote.length, p.op) != 0)
-          return p.done(errc_code(std::errc::permission_denied));
-        const int err =
-            p.total == 0 ? 0 : transfer(self->peer_pid_, std::move(p.iov), p.remote.offset, p.total, p.op == op_kind::write);
-        return p.done(err == 0 ? std::error_code{} : std::error_code(err, std::generic_category()));
-      }
+      // A grant that arrived since start_op looked.
+      if (std::optional<std::error_code> ec = self->transfer_if_granted(p)) return p.done(*ec);
       if (self->ops_.size() >= max_pending_ops) return p.done(errc_code(std::errc::resource_unavailable_try_again));
       std::uint64_t id = ++self->next_op_;
       outgoing o;
@@ -450,6 +455,21 @@ class cma_endpoint final : public endpoint {
       self->queue_.push_back(std::move(o));
       self->write_next();
     });
+  }
+
+  /// When the peer granted the handle `p` names: checks `p` against the grant and moves its
+  /// bytes (any thread). The outcome, or nothing without a grant. The shared hold of
+  /// grants_mu_ spans the transfer, so a revoke, which erases the grant exclusively, is
+  /// acknowledged only once no transfer under the grant is in progress.
+  std::optional<std::error_code> transfer_if_granted(pending_op& p) {
+    std::shared_lock lock(grants_mu_);
+    auto g = peer_grants_.find(p.remote.handle);
+    if (g == peer_grants_.end()) return std::nullopt;
+    if (closed_) return errc_code(std::errc::not_connected);
+    if (check_access(g->second, p.remote.offset, p.remote.length, p.op) != 0)
+      return errc_code(std::errc::permission_denied);
+    const int err = p.total == 0 ? 0 : transfer(peer_pid_, std::move(p.iov), p.remote.offset, p.total, p.op == op_kind::write);
+    return err == 0 ? std::error_code{} : std::error_code(err, std::generic_category());
   }
 
   /// Keeps one receive outstanding until the socket is closed. After shut(), what arrives
@@ -510,8 +530,10 @@ class cma_endpoint final : public endpoint {
       }
       case kind::grant: {
         grant_body g;
+        std::unique_lock lock(grants_mu_);
         if (!read_struct(body, 0, g) ||
             (peer_grants_.size() >= max_peer_grants && peer_grants_.count(g.handle) == 0)) {
+          lock.unlock();
           shut(errc_code(std::errc::protocol_error));
           return false;
         }
@@ -525,11 +547,15 @@ class cma_endpoint final : public endpoint {
           shut(errc_code(std::errc::protocol_error));
           return false;
         }
-        // This strand performs every transfer of this endpoint, start to end: none under
-        // the handle is in progress now, an answer to an access request under it came
-        // before the revoke (its transfer is done), and with the grant erased every later
+        // A transfer under a grant holds grants_mu_ shared from its check to its end, so
+        // once the grant is erased under the exclusive hold none under the handle is in
+        // progress; a transfer after an access request runs on this strand, and the answer
+        // to one under the handle came before the revoke (its transfer is done). Every later
         // access asks the owner, which refuses it. Say so.
-        peer_grants_.erase(static_cast<std::uint32_t>(h.id));
+        {
+          std::unique_lock lock(grants_mu_);
+          peer_grants_.erase(static_cast<std::uint32_t>(h.id));
+        }
         outgoing o;
         append_struct(o.head, packet_head{kind::revoke_ack, 0, h.id});
         queue_.push_back(std::move(o));
@@ -647,6 +673,9 @@ class cma_endpoint final : public endpoint {
   pid_t peer_pid_;
   std::atomic<std::uint32_t> posted_{0};
   std::atomic<bool> closed_{false};
+  // What the peer pre-authorized: changed on the strand, read by transfers in any thread.
+  std::shared_mutex grants_mu_;
+  std::unordered_map<std::uint32_t, table_entry> peer_grants_;  // under grants_mu_
   std::mutex fd_mu_;        // the socket's descriptor: closed by finish(), shut down by cut()
   bool fd_closed_ = false;  // under fd_mu_
 
@@ -659,7 +688,6 @@ class cma_endpoint final : public endpoint {
   bool writing_ = false;
   std::unordered_map<std::uint64_t, pending_op> ops_;
   std::uint64_t next_op_ = 0;
-  std::unordered_map<std::uint32_t, table_entry> peer_grants_;  // what the peer pre-authorized
   bool reading_ = false;  // a receive is outstanding
   bool gone_ = false;     // the socket is closed
   std::chrono::steady_clock::time_point drain_deadline_;
