@@ -684,6 +684,35 @@ def round2(res, w):
                 continue
             w(f"| {size_label(z)} | {t0:.3f} | {r0:.3f} | {r0 / t0:.2f} | {t1:.3f} | {r1:.3f} | {r1 / t1:.2f} |")
         w("")
+    rio, rio0 = load(os.path.join(res, "rdma_payloads.json")), load(os.path.join(res, "rdma_payloads-before.json"))
+    if rio and rio0:
+        w("vnfsd's READ payloads, random reads of bench/rdma_io: before, vnfsd read each payload into a buffer of "
+          "its own, freed once the reply was out; glibc gave those pages back to the kernel and the next READ "
+          "faulted them in again, with TLB flushes across vnfsd's threads (the thread that sent the RDMA replies "
+          "was busy all the time at depth 16). After: the buffers are reused (src/server/payload_buffers.hpp), and "
+          "over cma a pre-authorized RDMA Write moves its bytes in the thread that made the reply. The two vnfsd "
+          "one after the other, the same client (`build/default/bench/rdma_io --sizes 64K,256K,1M,4M --patterns "
+          f"random --depths 1,16 --vread-sizes '' --small-files 0 --file-mib 256 --seconds {rio['seconds_per_run']:g} "
+          "--out bench/results/rdma_payloads.json`; before: `VNFSD_BIN=OLD/vnfsd ... --out "
+          "bench/results/rdma_payloads-before.json`). MB/s, and the client's CPU seconds per GiB in brackets. "
+          "Over TCP these READs leave their payloads in the file (sendfile): no buffer, no change but noise.\n")
+        w("| depth | block | TCP before | TCP after | RDMA before | RDMA after | RDMA / TCP CPU before | after |")
+        w("|---|---|---|---|---|---|---|---|")
+        def point(doc, t, size, depth):
+            return next((q for q in doc["results"] if (q["transport"], q["pattern"], q["size"], q["depth"]) ==
+                         (t, "random", size, depth)), None)
+        for q in rio["results"]:
+            if q["transport"] != "tcp" or q["pattern"] != "random":
+                continue
+            z, d = q["size"], q["depth"]
+            t0, t1, r0, r1 = (point(rio0, "tcp", z, d), q, point(rio0, "rdma", z, d), point(rio, "rdma", z, d))
+            if None in (t0, r0, r1):
+                continue
+            cell = lambda p: f"{p['mb_per_second']:.0f} ({p['cpu_seconds_per_gib']:.3f})"
+            w(f"| {d} | {size_label(z)} | {cell(t0)} | {cell(t1)} | {cell(r0)} | {cell(r1)} | "
+              f"{r0['cpu_seconds_per_gib'] / t0['cpu_seconds_per_gib']:.2f} | "
+              f"{r1['cpu_seconds_per_gib'] / t1['cpu_seconds_per_gib']:.2f} |")
+        w("")
 
 
 def txn_section(res, w):
