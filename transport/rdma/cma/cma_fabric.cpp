@@ -599,6 +599,12 @@ class cma_endpoint final : public endpoint {
   /// peer's socket is gone, or after the revoke timeout.
   void shut(std::error_code why) {
     if (closed_.exchange(true)) return;
+    {
+      // Waits out the transfers under grants in progress in other threads; later ones see
+      // closed_ (or no grant) and do nothing.
+      std::unique_lock lock(grants_mu_);
+      peer_grants_.clear();
+    }
     boost::system::error_code ignore;
     sock_.shutdown(seqpacket::socket::shutdown_send, ignore);
     drain_deadline_ = std::chrono::steady_clock::now() + revoke_timeout_;

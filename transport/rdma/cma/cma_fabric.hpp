@@ -25,11 +25,15 @@
 //   later access request under it is refused), then every endpoint that may still access it
 //   without asking (it holds a grant, or was answered yes and may not have transferred yet)
 //   gets a revoke, and the destructor waits until each has answered with a revoke_ack.
-//   The peer performs its one-sided transfers synchronously on its endpoint's strand, the
-//   strand that also reads the revoke: when it answers, no transfer under the handle is in
-//   progress (it erased the grant; an answer it was given arrived before the revoke, so
-//   its transfer is done), and every later one is refused. So once the destructor returned,
-//   a correct peer reads or writes nothing of the registration's memory.
+//   The peer performs a transfer after an access request on its endpoint's strand, the
+//   strand that also reads the revoke, and a transfer under a grant in whatever thread asks
+//   for it, holding the endpoint's grants shared from its check to its end; the strand
+//   erases the grant holding them exclusively before it answers. So when it answers, no
+//   transfer under the handle is in progress (an answer it was given arrived before the
+//   revoke, so that transfer is done), and every later one is refused. So once the
+//   destructor returned, a correct peer reads or writes nothing of the registration's
+//   memory. Shutting the connection likewise drops every grant once the transfers under
+//   them are done.
 //   Bound: a revoke unanswered for fabric_options::revoke_timeout shuts the connection.
 //   Shutting sends the peer the end of the connection, and the endpoint then waits, for one
 //   more revoke_timeout, for the peer's socket to go: a correct peer closes it on its strand
