@@ -1,5 +1,6 @@
 #include "transport/rdma/cma/cma_fabric.hpp"
 
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/uio.h>
@@ -106,6 +107,31 @@ int check_access(const table_entry& e, std::uint64_t addr, std::uint64_t len, op
   if (addr < base || len > e.size || addr - base > e.size - len) return EACCES;  // out of bounds
   return 0;
 }
+
+/// A readers-writer lock on which a waiting writer holds back new readers (glibc's
+/// PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP; std::shared_mutex prefers readers, and
+/// overlapping readers could then keep a writer out indefinitely). A reader must not take it
+/// twice. Meets the SharedMutex requirements (std::shared_lock, std::lock_guard).
+class writer_first_rwlock {
+ public:
+  writer_first_rwlock() {
+    pthread_rwlockattr_t a;
+    pthread_rwlockattr_init(&a);
+    pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&l_, &a);
+    pthread_rwlockattr_destroy(&a);
+  }
+  ~writer_first_rwlock() { pthread_rwlock_destroy(&l_); }
+  writer_first_rwlock(const writer_first_rwlock&) = delete;
+  writer_first_rwlock& operator=(const writer_first_rwlock&) = delete;
+  void lock() { pthread_rwlock_wrlock(&l_); }
+  void unlock() { pthread_rwlock_unlock(&l_); }
+  void lock_shared() { pthread_rwlock_rdlock(&l_); }
+  void unlock_shared() { pthread_rwlock_unlock(&l_); }
+
+ private:
+  pthread_rwlock_t l_;
+};
 
 class cma_endpoint;
 
@@ -433,10 +459,10 @@ class cma_endpoint final : public endpoint {
   }
 
   /// An access the owner pre-authorized (a grant) is checked and done at once, in the
-  /// calling thread, with no message: the threads that make replies move their payloads in
-  /// parallel, as a NIC's DMA would, instead of one after another on this endpoint's
-  /// strand. Its completion runs on the strand, as every other one. Without a grant, the
-  /// owner is asked first (access_req), on the strand.
+  /// calling thread, with no message: the threads that make replies move their payloads
+  /// themselves and side by side, as a NIC's DMA would run beside the CPUs, instead of one
+  /// after another on this endpoint's strand. Its completion runs on the strand, as every
+  /// other one. Without a grant, the owner is asked first (access_req), on the strand.
   void start_op(pending_op p) {
     if (std::optional<std::error_code> ec = transfer_if_granted(p)) {
       asio::post(strand_, [done = std::move(p.done), ec = *ec] { done(ec); });
@@ -458,9 +484,10 @@ class cma_endpoint final : public endpoint {
   }
 
   /// When the peer granted the handle `p` names: checks `p` against the grant and moves its
-  /// bytes (any thread). The outcome, or nothing without a grant. The shared hold of
-  /// grants_mu_ spans the transfer, so a revoke, which erases the grant exclusively, is
-  /// acknowledged only once no transfer under the grant is in progress.
+  /// bytes (any thread). The outcome, or nothing without a grant. grants_mu_ is held
+  /// shared from the check to the end of the transfer, so a revoke, which erases the grant
+  /// holding it exclusively, is acknowledged only once no transfer under the grant is in
+  /// progress; a waiting revoke holds back later transfers (writer_first_rwlock).
   std::optional<std::error_code> transfer_if_granted(pending_op& p) {
     std::shared_lock lock(grants_mu_);
     auto g = peer_grants_.find(p.remote.handle);
@@ -548,12 +575,13 @@ class cma_endpoint final : public endpoint {
           return false;
         }
         // A transfer under a grant holds grants_mu_ shared from its check to its end, so
-        // once the grant is erased under the exclusive hold none under the handle is in
-        // progress; a transfer after an access request runs on this strand, and the answer
-        // to one under the handle came before the revoke (its transfer is done). Every later
-        // access asks the owner, which refuses it. Say so.
+        // once the grant is erased holding it exclusively, none under the handle is in
+        // progress. A transfer after
+        // an access request runs on this strand, and the answer to one under the handle
+        // came before the revoke (its transfer is done). Every later access asks the owner,
+        // which refuses it. Say so.
         {
-          std::unique_lock lock(grants_mu_);
+          std::lock_guard lock(grants_mu_);
           peer_grants_.erase(static_cast<std::uint32_t>(h.id));
         }
         outgoing o;
@@ -602,7 +630,7 @@ class cma_endpoint final : public endpoint {
     {
       // Waits out the transfers under grants in progress in other threads; later ones see
       // closed_ (or no grant) and do nothing.
-      std::unique_lock lock(grants_mu_);
+      std::lock_guard lock(grants_mu_);
       peer_grants_.clear();
     }
     boost::system::error_code ignore;
@@ -680,7 +708,7 @@ class cma_endpoint final : public endpoint {
   std::atomic<std::uint32_t> posted_{0};
   std::atomic<bool> closed_{false};
   // What the peer pre-authorized: changed on the strand, read by transfers in any thread.
-  std::shared_mutex grants_mu_;
+  writer_first_rwlock grants_mu_;
   std::unordered_map<std::uint32_t, table_entry> peer_grants_;  // under grants_mu_
   std::mutex fd_mu_;        // the socket's descriptor: closed by finish(), shut down by cut()
   bool fd_closed_ = false;  // under fd_mu_
