@@ -364,6 +364,37 @@ struct owner_and_peer {
 
 }  // namespace
 
+TEST_CASE("cma pre-authorization: a granted access moves its bytes in the calling thread; its completion waits for the strand") {
+  // The thread that made a reply moves its payload itself, as a NIC's DMA runs beside the
+  // CPU: with the initiator's io thread busy, the bytes are in place when rdma_write returns.
+  owner_and_peer p;
+  std::vector<std::byte> mem(4096, std::byte{0x5a});
+  auto reg = p.owner_fabric->register_memory(mem.data(), mem.size(), rdma::remote_access::read_write);
+  p.owner->grant(*reg);
+  p.sync();
+
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  boost::asio::post(p.peer_io.io, [released] { released.wait(); });  // the peer's strand cannot run
+  std::vector<std::byte> data(512, std::byte{7});
+  std::promise<std::error_code> wrote;
+  auto wf = wrote.get_future();
+  p.peer->rdma_write(reg->segment(1024, 512), {data}, [&wrote](std::error_code ec) { wrote.set_value(ec); });
+  CHECK(mem[1024] == std::byte{7});  // moved already, in this thread
+  CHECK(mem[1024 + 511] == std::byte{7});
+  CHECK(mem[1024 + 512] == std::byte{0x5a});
+  CHECK(wf.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout);  // completes on the strand
+  std::vector<std::byte> sink(512);
+  std::promise<std::error_code> read;
+  auto rf = read.get_future();
+  p.peer->rdma_read(reg->segment(1024, 512), sink, [&read](std::error_code ec) { read.set_value(ec); });
+  CHECK(sink[0] == std::byte{7});
+  release.set_value();
+  CHECK_FALSE(wait_for(wf));
+  CHECK_FALSE(wait_for(rf));
+  CHECK(sink[511] == std::byte{7});
+}
+
 TEST_CASE("cma revocation: a handle used at once after its deregistration returned is refused, the memory untouched") {
   owner_and_peer p;
   const auto denied = std::make_error_code(std::errc::permission_denied);
