@@ -15,7 +15,7 @@ constexpr std::size_t classes = 16;  // up to 2 GiB, beyond any READ
 struct payload_buffers::state {
   explicit state(std::size_t cap) : cap(cap) {}
   const std::size_t cap;
-  mutable std::mutex mu;
+  std::mutex mu;
   std::size_t retained = 0;  // under mu
   std::array<std::vector<std::byte*>, classes> idle;  // under mu
 

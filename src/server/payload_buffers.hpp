@@ -4,9 +4,9 @@
 // Allocating and freeing one per READ costs more than the read itself for large payloads:
 // glibc gives freed memory above its trim threshold back to the kernel, so the next READ
 // faults its pages in (zeroed) again, and every give-back flushes the TLBs of the server's
-// other threads. Over RPC-over-RDMA with 16 READs of 256 KiB in flight, that halved
-// vnfsd's bandwidth (bench/README.md). Buffers of min_pooled bytes and more come from
-// here instead.
+// other threads. Over RPC-over-RDMA with 16 READs of 256 KiB to 4 MiB in flight, that cut
+// vnfsd's bandwidth to a quarter or less (bench/README.md). Buffers of min_pooled bytes and
+// more come from here instead.
 #pragma once
 
 #include <cstddef>
