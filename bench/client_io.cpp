@@ -1,7 +1,9 @@
 // bench/client_io — 4 KiB reads through vnfs::client against vnfsd on loopback: IOPS and
 // the client's CPU seconds per GiB read, at several queue depths, into registered memory
 // (direct: the payload is received from the socket into the caller's buffer) and into plain
-// memory (received into a library buffer, then copied).
+// memory (received into a library buffer, then copied); and, as mode `sync`, one synchronous
+// pread into registered memory after another (the form a program without completion groups
+// uses: the calling thread sleeps until the I/O thread has the reply).
 //
 // vnfsd runs as a separate process (vnfsd_process), so getrusage(RUSAGE_SELF) of this
 // process is the client's CPU alone. Reads go to random 4 KiB-aligned offsets of a 64 MiB
@@ -37,25 +39,33 @@ namespace {
 constexpr std::size_t block = 4096;
 
 struct result {
-  std::string mode;  // registered | plain
+  std::string mode;  // registered | plain | sync
   unsigned depth = 0;
   std::uint64_t reads = 0;
   double seconds = 0, cpu_seconds = 0;
+  std::uint64_t voluntary_switches = 0, involuntary_switches = 0;  // context switches of the client
   std::uint64_t compounds = 0, bytes_direct = 0, bytes_copied = 0;
 };
 
-double cpu_now() {
+/// The client's CPU seconds so far, and its voluntary and involuntary context switches.
+struct usage {
+  double cpu = 0;
+  std::uint64_t voluntary = 0, involuntary = 0;
+};
+
+usage usage_now() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  return {static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+              static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6,
+          static_cast<std::uint64_t>(u.ru_nvcsw), static_cast<std::uint64_t>(u.ru_nivcsw)};
 }
 
 result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, const std::string& mode, unsigned depth,
                double seconds, std::uint64_t max_reads) {
   std::vector<std::byte> buf(depth * block);
   vnfs::memory_region mr;
-  if (mode == "registered") mr = c.register_memory(buf.data(), buf.size(), vnfs::access::read);
+  if (mode != "plain") mr = c.register_memory(buf.data(), buf.size(), vnfs::access::read);
   vnfs::completion_group g = c.make_group();
   std::mt19937_64 rng(depth * 7919 + (mode == "plain"));
   const std::uint64_t blocks = file_size / block;
@@ -71,11 +81,22 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
   };
 
   vnfs::client_stats s0 = c.stats();
-  double cpu0 = cpu_now();
+  const usage u0 = usage_now();
   auto start = clock_type::now();
   auto deadline = start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
   std::uint64_t issued = 0, done = 0;
-  for (unsigned s = 0; s < depth && issued < max_reads; ++s, ++issued) issue(s);
+  if (mode == "sync") {  // one call after another: depth is 1
+    while (issued < max_reads && (issued % 64 != 0 || clock_type::now() < deadline)) {
+      std::uint64_t off = (rng() % blocks) * block;
+      if (c.pread(f, off, mr.slice(0, block)) != block) throw std::runtime_error("short read");
+      std::uint64_t first;
+      std::memcpy(&first, buf.data(), 8);
+      if (first != off) throw std::runtime_error("wrong data at offset " + std::to_string(off));
+      ++issued;
+    }
+    done = issued;
+  }
+  for (unsigned s = 0; mode != "sync" && s < depth && issued < max_reads; ++s, ++issued) issue(s);
   std::array<vnfs::completion, 64> batch;
   bool stop = false;
   while (done < issued) {
@@ -101,7 +122,10 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
   }
   result r;
   r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  r.cpu_seconds = cpu_now() - cpu0;
+  const usage u1 = usage_now();
+  r.cpu_seconds = u1.cpu - u0.cpu;
+  r.voluntary_switches = u1.voluntary - u0.voluntary;
+  r.involuntary_switches = u1.involuntary - u0.involuntary;
   vnfs::client_stats s1 = c.stats();
   r.mode = mode;
   r.depth = depth;
@@ -115,7 +139,7 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
 }  // namespace
 
 int main(int argc, char** argv) try {
-  std::string depths = "1,8,64", modes = "registered,plain";
+  std::string depths = "1,8,64", modes = "registered,plain,sync";
   std::string out = "bench/results/client_io.json";
   double seconds = 3;
   std::uint64_t max_reads = 2'000'000;
@@ -124,10 +148,11 @@ int main(int argc, char** argv) try {
       "Usage: client_io [options]\n\n"
       "Measures 4 KiB random reads through vnfs::client against vnfsd (started here on\n"
       "127.0.0.1 as a separate process): IOPS and client CPU seconds per GiB, at several\n"
-      "queue depths, into registered and into plain memory. Writes the results as JSON.\n\nOptions");
+      "queue depths, into registered and into plain memory, and by synchronous preads one\n"
+      "at a time (mode sync). Writes the results as JSON.\n\nOptions");
   desc.add_options()("help,h", "print this help")
       ("depths", po::value(&depths)->default_value(depths), "comma-separated queue depths (1..1024)")
-      ("modes", po::value(&modes)->default_value(modes), "comma-separated: registered, plain")
+      ("modes", po::value(&modes)->default_value(modes), "comma-separated: registered, plain, sync (synchronous preads into registered memory, one at a time: depth 1)")
       ("seconds", po::value(&seconds)->default_value(seconds), "duration of each run")
       ("max-reads", po::value(&max_reads)->default_value(max_reads), "upper bound of reads per run")
       ("file-mib", po::value(&file_mib)->default_value(file_mib), "size of the file read (MiB)")
@@ -156,15 +181,20 @@ int main(int argc, char** argv) try {
 
   std::vector<result> results;
   for (const auto& m : vnfs::bench::split_list(modes, ',')) {
-    if (m != "registered" && m != "plain") throw std::runtime_error("unknown mode '" + m + "'");
-    for (const auto& d : vnfs::bench::split_list(depths, ',')) {
+    if (m != "registered" && m != "plain" && m != "sync") throw std::runtime_error("unknown mode '" + m + "'");
+    for (const auto& d : vnfs::bench::split_list(m == "sync" ? std::string("1") : depths, ',')) {
       unsigned depth = static_cast<unsigned>(std::stoul(d));
       if (depth == 0 || depth > 1024) throw std::runtime_error("depths must be 1..1024");
       std::fprintf(stderr, "%-10s depth %4u ... ", m.c_str(), depth);
       result r = measure(c, f, file_size, m, depth, seconds, max_reads);
       double gib = static_cast<double>(r.reads * block) / double(1u << 30);
-      std::fprintf(stderr, "%9.0f IOPS, %6.2f CPU s/GiB (%llu reads in %.2f s, %llu copied, %llu direct bytes)\n",
-                   r.reads / r.seconds, r.cpu_seconds / gib, static_cast<unsigned long long>(r.reads), r.seconds,
+      std::fprintf(stderr,
+                   "%9.0f IOPS, %6.2f CPU s/GiB, %5.1f us and %.2f+%.2f context switches per read (%llu reads in %.2f s, "
+                   "%llu copied, %llu direct bytes)\n",
+                   r.reads / r.seconds, r.cpu_seconds / gib, 1e6 * r.cpu_seconds / static_cast<double>(r.reads),
+                   static_cast<double>(r.voluntary_switches) / static_cast<double>(r.reads),
+                   static_cast<double>(r.involuntary_switches) / static_cast<double>(r.reads),
+                   static_cast<unsigned long long>(r.reads), r.seconds,
                    static_cast<unsigned long long>(r.bytes_copied), static_cast<unsigned long long>(r.bytes_direct));
       results.push_back(r);
     }
@@ -182,6 +212,8 @@ int main(int argc, char** argv) try {
     o << "    {\"mode\": \"" << r.mode << "\", \"depth\": " << r.depth << ", \"reads\": " << r.reads
       << ", \"seconds\": " << r.seconds << ", \"iops\": " << r.reads / r.seconds
       << ", \"cpu_seconds\": " << r.cpu_seconds << ", \"cpu_seconds_per_gib\": " << r.cpu_seconds / gib
+      << ", \"voluntary_switches\": " << r.voluntary_switches
+      << ", \"involuntary_switches\": " << r.involuntary_switches
       << ", \"compounds\": " << r.compounds << ", \"payload_bytes_direct\": " << r.bytes_direct
       << ", \"payload_bytes_copied\": " << r.bytes_copied << "}" << (i + 1 < results.size() ? "," : "") << "\n";
   }

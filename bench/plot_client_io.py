@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Draws bench/results/client_io.json (written by the client_io benchmark): IOPS and client
 CPU seconds per GiB of 4 KiB random reads against queue depth, one line per kind of memory
-(registered: direct receive; plain: received into a library buffer and copied).
+(registered: direct receive; plain: received into a library buffer and copied; sync: one
+synchronous pread into registered memory after another, a single point at depth 1).
 
     /usr/bin/python3 bench/plot_client_io.py [JSON] [PNG]
 """

@@ -104,11 +104,15 @@ struct sync_waiter {
 std::pair<std::error_code, std::size_t> detail::wait(const std::function<void(done_fn)>& start) {
   auto w = std::make_shared<sync_waiter>();
   start(done_fn([w](std::error_code ec, std::size_t n) {
-    std::lock_guard lock(w->mutex);
-    w->ec = ec;
-    w->n = n;
-    w->done = true;
-    w->cv.notify_all();
+    {
+      std::lock_guard lock(w->mutex);
+      w->ec = ec;
+      w->n = n;
+      w->done = true;
+    }
+    // After the unlock: a waiter woken while the mutex is still held would go straight back
+    // to sleep on it (two more context switches per call). `w` lives on in this callback.
+    w->cv.notify_one();
   }));
   std::unique_lock lock(w->mutex);
   w->cv.wait(lock, [&] { return w->done; });
