@@ -43,6 +43,26 @@ check() {  # check WHAT COMMAND...: the command must succeed
   if "$@" >"$work/last.log" 2>&1; then ok; else fail "$what"; cat "$work/last.log"; fi
 }
 step() { printf '\n== %s\n' "$*"; }
+# Checks that may run side by side (compiles): check_bg starts one in the background, two at
+# a time (the project's machines have two cores); checks_done waits for them and counts them
+# in the order they were started.
+bg_whats=()
+check_bg() {  # check_bg WHAT COMMAND...
+  while (($(jobs -rp | wc -l) >= 2)); do wait -n; done
+  local i=${#bg_whats[@]}
+  bg_whats+=("$1")
+  shift
+  ("$@" >"$work/bg$i.log" 2>&1; echo $? >"$work/bg$i.rc") &
+}
+checks_done() {
+  wait
+  local i
+  for i in "${!bg_whats[@]}"; do
+    if [[ $(cat "$work/bg$i.rc" 2>/dev/null) == 0 ]]; then ok; else fail "${bg_whats[i]}"; cat "$work/bg$i.log"; fi
+    rm -f "$work/bg$i.rc" "$work/bg$i.log"
+  done
+  bg_whats=()
+}
 finish() {
   echo "$passed passed, $failed failed"
   [[ $failed -eq 0 ]]
@@ -98,18 +118,23 @@ check "no build or source paths in the CMake package or vnfs.pc" \
   bash -c "! grep -rlF -e '$build' -e '$src_root' '$libdir/cmake' '$libdir/pkgconfig'"
 
 step "every installed header compiles on its own"
+mkdir -p "$work/headers"
+n=0
 while IFS= read -r h; do
   rel=${h#"$prefix/include/"}
-  check "header $rel is self-contained" \
-    "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I"$prefix/include" -x c++ - <<<"#include <$rel>"
+  n=$((n + 1))
+  printf '#include <%s>\n' "$rel" >"$work/headers/$n.cpp"
+  check_bg "header $rel is self-contained" \
+    "$cxx" -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I"$prefix/include" "$work/headers/$n.cpp"
 done < <(find "$prefix/include" -name '*.hpp' | sort)
+checks_done
 
 step "find_package(vnfs) build"
 check "configure consumer with find_package(vnfs)" \
   cmake -S "$project" -B "$work/cmake-build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_COMPILER="$cxx" \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags"
-check "build consumer with find_package(vnfs)" cmake --build "$work/cmake-build"
+check_bg "build consumer with find_package(vnfs)" cmake --build "$work/cmake-build" -j2
 
 step "pkg-config build"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
@@ -117,26 +142,28 @@ check "pkg-config --modversion vnfs" bash -c 'pkg-config --modversion vnfs | gre
 pc_flags=$(pkg-config --cflags --libs vnfs)
 echo "pkg-config --cflags --libs vnfs: $pc_flags"
 # shellcheck disable=SC2086  # the flags are words
-check "build consumer with pkg-config" \
+check_bg "build consumer with pkg-config" \
   "$cxx" -std=c++20 -Wall -Wextra -Werror $flags "$project/main.cpp" -o "$work/consumer-pc" $pc_flags
 
 pc_bdb_flags=$(pkg-config --cflags --libs vnfs-bdb)
 echo "pkg-config --cflags --libs vnfs-bdb: $pc_bdb_flags"
 # shellcheck disable=SC2086  # the flags are words
-check "build bdb_consumer with pkg-config" \
+check_bg "build bdb_consumer with pkg-config" \
   "$cxx" -std=c++20 -Wall -Wextra -Werror $flags "$project/bdb_consumer.cpp" -o "$work/bdb_consumer-pc" $pc_bdb_flags -ldb-5.3
 
 pc_tpie_flags=$(pkg-config --cflags --libs vnfs-tpie)
 echo "pkg-config --cflags --libs vnfs-tpie: $pc_tpie_flags"
 # shellcheck disable=SC2086  # the flags are words
-check "build tpie_consumer with pkg-config" \
+check_bg "build tpie_consumer with pkg-config" \
   "$cxx" -std=c++20 -Wall -Wextra -Werror $flags "$project/tpie_consumer.cpp" -o "$work/tpie_consumer-pc" $pc_tpie_flags
 
 pc_server_flags=$(pkg-config --cflags --libs vnfs-server)
 echo "pkg-config --cflags --libs vnfs-server: $pc_server_flags"
 # shellcheck disable=SC2086  # the flags are words
-check "build server_consumer with pkg-config" \
+check_bg "build server_consumer with pkg-config" \
   "$cxx" -std=c++20 -Wall -Wextra -Werror $flags "$project/server_consumer.cpp" -o "$work/server_consumer-pc" $pc_server_flags
+
+checks_done
 
 step "run the embedded-server consumers"
 for c in cmake-build/server_consumer server_consumer-pc; do
