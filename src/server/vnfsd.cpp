@@ -198,8 +198,12 @@ struct vnfsd::impl {
     c.send(std::move(r->msg), std::move(r->keepalive));
   }
 
+  // A quarter of the lease, or of the transactions' age limit where that is shorter, and at
+  // least a second: an idle client's record, or an open transaction past its age, goes at
+  // most that long after its limit.
   void schedule_reaper() {
-    auto period = std::max<std::chrono::seconds>(std::chrono::seconds(1), state.options.lease / 4);
+    const auto period = std::max<std::chrono::seconds>(
+        std::chrono::seconds(1), std::min(state.options.lease, state.options.txn_max_age) / 4);
     reaper.expires_after(period);
     reaper.async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
