@@ -95,28 +95,29 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
       ++issued;
     }
     done = issued;
-  }
-  for (unsigned s = 0; mode != "sync" && s < depth && issued < max_reads; ++s, ++issued) issue(s);
-  std::array<vnfs::completion, 64> batch;
-  bool stop = false;
-  while (done < issued) {
-    std::size_t k = g.poll(batch);
-    if (k == 0) {
-      batch[0] = g.wait();
-      k = 1;
-    }
-    for (std::size_t i = 0; i < k; ++i) {
-      const auto& e = batch[i];
-      if (e.status) throw std::runtime_error("read failed: " + e.status.message());
-      if (e.bytes != block) throw std::runtime_error("short read");
-      std::uint64_t first;
-      std::memcpy(&first, buf.data() + e.tag * block, 8);
-      if (first != offset_of[e.tag]) throw std::runtime_error("wrong data at offset " + std::to_string(offset_of[e.tag]));
-      ++done;
-      if (!stop && (issued >= max_reads || (done % 64 == 0 && clock_type::now() >= deadline))) stop = true;
-      if (!stop) {
-        issue(static_cast<unsigned>(e.tag));
-        ++issued;
+  } else {  // `depth` reads in flight through the group
+    for (unsigned s = 0; s < depth && issued < max_reads; ++s, ++issued) issue(s);
+    std::array<vnfs::completion, 64> batch;
+    bool stop = false;
+    while (done < issued) {
+      std::size_t k = g.poll(batch);
+      if (k == 0) {
+        batch[0] = g.wait();
+        k = 1;
+      }
+      for (std::size_t i = 0; i < k; ++i) {
+        const auto& e = batch[i];
+        if (e.status) throw std::runtime_error("read failed: " + e.status.message());
+        if (e.bytes != block) throw std::runtime_error("short read");
+        std::uint64_t first;
+        std::memcpy(&first, buf.data() + e.tag * block, 8);
+        if (first != offset_of[e.tag]) throw std::runtime_error("wrong data at offset " + std::to_string(offset_of[e.tag]));
+        ++done;
+        if (!stop && (issued >= max_reads || (done % 64 == 0 && clock_type::now() >= deadline))) stop = true;
+        if (!stop) {
+          issue(static_cast<unsigned>(e.tag));
+          ++issued;
+        }
       }
     }
   }
