@@ -97,6 +97,7 @@ TEST_CASE("create: exclusive with a verifier, replay, and its end", "[fs][create
   REQUIRE(::getxattr((f.dir / "x").c_str(), "trusted.vnfs.createverf", stored, sizeof stored) == 8);
   CHECK(stored[0] == 7);
   CHECK(stored[7] == 7);
+  CHECK_FALSE(r.file.no_create_verifier());  // it carries one: writes must look for it
 
   auto replay = create(root, "x", how, ec);  // a retransmission: same verifier
   REQUIRE_FALSE(ec);
@@ -112,8 +113,16 @@ TEST_CASE("create: exclusive with a verifier, replay, and its end", "[fs][create
   write(r.file, 0, bytes("data"), stability::unstable, ec);
   REQUIRE_FALSE(ec);
   CHECK(::getxattr((f.dir / "x").c_str(), "trusted.vnfs.createverf", stored, sizeof stored) < 0);
+  CHECK(r.file.no_create_verifier());  // later writes through it make no system call for it
   create(root, "x", how, ec);
   CHECK(ec == sys(EEXIST));
+  // Another object of the inode learns it at its first write.
+  auto x = lookup(root, "x", ec);
+  REQUIRE_FALSE(ec);
+  CHECK_FALSE(x.no_create_verifier());
+  write(x, 0, bytes("more"), stability::unstable, ec);
+  REQUIRE_FALSE(ec);
+  CHECK(x.no_create_verifier());
 
   // ... and so does a setattr.
   auto y = create(root, "y", how, ec);
@@ -123,8 +132,11 @@ TEST_CASE("create: exclusive with a verifier, replay, and its end", "[fs][create
   create(root, "y", how, ec);
   CHECK(ec == sys(EEXIST));
 
-  // A name taken by a file created otherwise is simply there.
-  create(root, "plain", {}, ec);
+  // A name taken by a file created otherwise is simply there; such a file never carries a
+  // verifier, which its object knows from the start.
+  auto plain = create(root, "plain", {}, ec);
+  REQUIRE_FALSE(ec);
+  CHECK(plain.file.no_create_verifier());
   create(root, "plain", how, ec);
   CHECK(ec == sys(EEXIST));
 }

@@ -4,6 +4,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 namespace vnfs::server::fs::detail {
 
 int statx_fd(int fd, unsigned mask, struct statx& st) noexcept {
@@ -49,10 +51,13 @@ int open_data(const object& obj, int flags, std::error_code& ec) noexcept {
 }
 
 void drop_create_verifier(const object& obj) noexcept {
-  if (obj.type() != file_type::regular) return;
+  if (obj.type() != file_type::regular || obj.no_create_verifier()) return;
   proc_path p(obj.fd());
-  if (::getxattr(p.c_str(), createverf_xattr, nullptr, 0) >= 0)
-    ::removexattr(p.c_str(), createverf_xattr);
+  if (::getxattr(p.c_str(), createverf_xattr, nullptr, 0) >= 0) {
+    if (::removexattr(p.c_str(), createverf_xattr) == 0) obj.note_no_create_verifier();
+  } else if (errno == ENODATA) {
+    obj.note_no_create_verifier();
+  }
 }
 
 }  // namespace vnfs::server::fs::detail

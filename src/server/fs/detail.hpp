@@ -41,7 +41,8 @@ std::error_code require_regular(const object& obj) noexcept;
 int open_data(const object& obj, int flags, std::error_code& ec) noexcept;
 
 /// Removes the exclusive-create verifier of a regular file if it has one (cheap check
-/// first: reading an absent xattr starts no journal transaction).
+/// first: reading an absent xattr starts no journal transaction). No system call once the
+/// object knows its inode has none (object::no_create_verifier()).
 void drop_create_verifier(const object& obj) noexcept;
 
 }  // namespace vnfs::server::fs::detail

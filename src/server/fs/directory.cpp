@@ -101,7 +101,9 @@ create_result create(const object& dir, std::string_view name, const create_how&
         return {};
       }
       ec.clear();
-      return {object(std::move(pfd), file_type::regular, detail::inode_of(st)), true};
+      object made(std::move(pfd), file_type::regular, detail::inode_of(st));
+      if (how.mode != create_mode::exclusive) made.note_no_create_verifier();
+      return {std::move(made), true};
     }
     if (errno != EEXIST) {
       ec = detail::last_error();

@@ -92,6 +92,17 @@ class object {
   /// replacing the grant remembered before.
   void grant_read(const timestamp& ctime) const;
 
+  /// Whether the inode is known to carry no exclusive-create verifier (see
+  /// fs::create), shared by the clones. Set by note_no_create_verifier() once that is known:
+  /// a file created otherwise, or one whose verifier was looked for and is gone. Only an
+  /// exclusive create gives an inode a verifier, as the inode is made, so it stays true.
+  bool no_create_verifier() const noexcept {
+    return fd_ && fd_->no_create_verifier.load(std::memory_order_relaxed);
+  }
+  void note_no_create_verifier() const noexcept {
+    if (fd_) fd_->no_create_verifier.store(true, std::memory_order_relaxed);
+  }
+
   /// The filehandle `maker` (the export_root that made it) remembered for this inode with
   /// remember_handle(), shared by the clones; empty when none is remembered for `maker`.
   /// An inode's handle never changes, so a handle made once serves the object's whole life.
@@ -121,6 +132,7 @@ class object {
     unique_fd path;                ///< O_PATH
     std::optional<inode_id> id;
     mutable std::atomic<int> reader{-1};  ///< kept_reader(), owned: closed by ~node
+    mutable std::atomic<bool> no_create_verifier{false};  ///< no_create_verifier()
     mutable std::mutex grant_mu;
     mutable std::optional<read_grant> grant;  ///< read_granted(), under grant_mu
     mutable std::mutex handle_mu;
