@@ -27,6 +27,7 @@
 #include <boost/program_options.hpp>
 
 #include "bench_util.hpp"
+#include "take_completions.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/bench/temp_dir.hpp"
 #include "vnfs/bench/vnfsd_process.hpp"
@@ -100,11 +101,7 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
     std::array<vnfs::completion, 64> batch;
     bool stop = false;
     while (done < issued) {
-      std::size_t k = g.poll(batch);
-      if (k == 0) {
-        batch[0] = g.wait();
-        k = 1;
-      }
+      const std::size_t k = vnfs::bench::take_completions(g, batch);
       for (std::size_t i = 0; i < k; ++i) {
         const auto& e = batch[i];
         if (e.status) throw std::runtime_error("read failed: " + e.status.message());

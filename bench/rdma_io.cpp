@@ -39,6 +39,7 @@
 #include <boost/program_options.hpp>
 
 #include "bench_util.hpp"
+#include "take_completions.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/bench/temp_dir.hpp"
 #include "vnfs/bench/vnfsd_process.hpp"
@@ -132,11 +133,7 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
     }
   };
   while (done < issued) {
-    std::size_t k = g.poll(batch);
-    if (k == 0) {
-      batch[0] = g.wait();
-      k = 1;
-    }
+    const std::size_t k = vnfs::bench::take_completions(g, batch);
     for (std::size_t i = 0; i < k; ++i) {
       const auto& e = batch[i];
       if (e.status) throw std::runtime_error("read failed: " + e.status.message());
@@ -257,11 +254,7 @@ small_result small_files(vnfs::client& c, unsigned n, std::size_t fsize, unsigne
   std::array<vnfs::completion, 64> batch;
   // Each file completes three operations; the loop ends when every file is closed.
   for (std::uint64_t guard = 0; finished < n && guard < std::uint64_t(n) * 3 + 1; ) {
-    std::size_t k = g.poll(batch);
-    if (k == 0) {
-      batch[0] = g.wait();
-      k = 1;
-    }
+    const std::size_t k = vnfs::bench::take_completions(g, batch);
     for (std::size_t i = 0; i < k; ++i, ++guard) {
       const auto& e = batch[i];
       if (e.status) throw std::runtime_error("small file: " + e.status.message());
