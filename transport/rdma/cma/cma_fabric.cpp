@@ -576,10 +576,9 @@ class cma_endpoint final : public endpoint {
         }
         // A transfer under a grant holds grants_mu_ shared from its check to its end, so
         // once the grant is erased holding it exclusively, none under the handle is in
-        // progress. A transfer after
-        // an access request runs on this strand, and the answer to one under the handle
-        // came before the revoke (its transfer is done). Every later access asks the owner,
-        // which refuses it. Say so.
+        // progress. A transfer after an access request runs on this strand, and the answer
+        // to one under the handle came before the revoke (its transfer is done). Every
+        // later access asks the owner, which refuses it. Say so.
         {
           std::lock_guard lock(grants_mu_);
           peer_grants_.erase(static_cast<std::uint32_t>(h.id));

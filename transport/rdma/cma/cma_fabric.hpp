@@ -29,11 +29,10 @@
 //   strand that also reads the revoke, and a transfer under a grant in whatever thread asks
 //   for it, holding the endpoint's grants shared from its check to its end; the strand
 //   erases the grant holding them exclusively (a waiting revoke holds back new transfers)
-//   before it answers. So when it answers, no
-//   transfer under the handle is in progress (an answer it was given arrived before the
-//   revoke, so that transfer is done), and every later one is refused. So once the
-//   destructor returned, a correct peer reads or writes nothing of the registration's
-//   memory. Shutting the connection likewise drops every grant once the transfers under
+//   before it answers. So when it answers, no transfer under the handle is in progress
+//   (an answer it was given arrived before the revoke, so that transfer is done), and
+//   every later one is refused. So once the destructor returned, a correct peer reads or
+//   writes nothing of the registration's memory. Shutting the connection likewise drops every grant once the transfers under
 //   them are done.
 //   Bound: a revoke unanswered for fabric_options::revoke_timeout shuts the connection.
 //   Shutting sends the peer the end of the connection, and the endpoint then waits, for one
