@@ -48,7 +48,10 @@ std::error_code sync_pool::fsync_all(std::span<const int> fds) {
   std::unique_lock g(mu_);
   if (fds.size() > 1 && !threads_.empty()) {
     queue_.push_back(&b);
-    work_cv_.notify_all();
+    // One helper for each fsync beyond the caller's own: waking all of them for a batch of
+    // two (the journal and the state directory) sent most back to sleep at once.
+    const std::size_t helpers = std::min(fds.size() - 1, threads_.size());
+    for (std::size_t i = 0; i < helpers; ++i) work_cv_.notify_one();
   }
   work_on(b, g);
   done_cv_.wait(g, [&] { return b.done == b.fds.size(); });
