@@ -81,6 +81,13 @@ bool leaves_data_alone(const nfs4::nfs_argop4& op) {
   return open != nullptr && open->openhow.opentype == nfs4::opentype4::OPEN4_NOCREATE;
 }
 
+/// Whether `op` is an UNSTABLE WRITE at offset 0: one an OPEN just before may leave its
+/// truncation to (compound_context::truncation).
+bool writes_from_start(const nfs4::nfs_argop4& op) {
+  const auto* w = std::get_if<nfs4::WRITE4args>(&op);
+  return w != nullptr && w->offset == 0 && w->stable == nfs4::stable_how4::UNSTABLE4;
+}
+
 /// Whether `op` leaves the current filehandle's attributes, atime included, as PUTFH read
 /// them (PUTFH itself reads them anew).
 bool keeps_attributes(const nfs4::nfs_argop4& op) {
@@ -546,6 +553,7 @@ void compound_run::run(const decoded_call& c, xdr::encoder& body,
     if (auto* c = std::get_if<nfs4::CLOSE4args>(&op); c && holding_ == holding::plain)
       (void)ctx_.resolve_stateid(c->open_stateid, closing);
     ctx_.file_payloads = i >= payloads_from && !cachethis_ && holding_ == holding::unchecked && !ctx_.txn;
+    ctx_.truncation_may_wait = i + 1 < c.ops.size() && writes_from_start(c.ops[i + 1]);
     nfs4::nfs_resop4 r = execute(op);
     if (!txn::changes_nothing(op)) {  // it may have changed what a held ctime stood for
       ctx_.current.ctime.reset();
@@ -573,6 +581,10 @@ void compound_run::run(const decoded_call& c, xdr::encoder& body,
     }
     if (ctx_.txn) ctx_.txn->after_operation(status == nfsstat4::NFS4_OK ? &ctx_.current.obj : nullptr);
   }
+  // An OPEN's truncation that the WRITE after it did not take, the COMPOUND having stopped
+  // before it: done now, before a rollback puts back what the transaction changed. (No
+  // operation is left to report a failure.)
+  (void)finish_truncation(ctx_);
   if (died_ && holding_ == holding::single) {
     // Rolled back whole: answered as a transaction that did not begin (the client sends
     // the COMPOUND again).

@@ -214,6 +214,70 @@ TEST_CASE("WRITE through a read-only open is NFS4ERR_OPENMODE") {
   CHECK(std::filesystem::file_size(srv.export_dir() / wd / "ro") == 0);
 }
 
+TEST_CASE("OPEN truncating an existing file, then WRITE at offset 0: exactly the new bytes") {
+  // vnfsd leaves such an OPEN's truncation to the WRITE (compound_context::truncation):
+  // every way through that WRITE must leave what truncating first leaves.
+  auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
+  INFO(name_of(kind));
+  test_server& srv = server_of(kind);
+  const std::string wd = new_workdir(srv, "io");
+  const std::filesystem::path dir = srv.export_dir() / wd;
+  nfs_client c(srv, wd);
+  const auto truncating = [&](const std::string& name, std::string_view owner) {
+    OPEN4args a = open_args(c, name, owner, OPEN4_SHARE_ACCESS_WRITE);
+    attributes zero;
+    zero.size = 0;
+    a.openhow.how.createattrs = encode_attributes(zero);
+    return a;
+  };
+  struct write_case {
+    const char* name;
+    const char* before;
+    const char* data;
+    stable_how4 stable;
+  };
+  const write_case cases[] = {
+      {"shorter", "abcdefghij", "XYZ", stable_how4::UNSTABLE4},
+      {"longer", "ab", "XYZW", stable_how4::UNSTABLE4},
+      {"same length", "abcd", "WXYZ", stable_how4::UNSTABLE4},
+      {"nothing", "abcdef", "", stable_how4::UNSTABLE4},
+      {"stable", "abcdefghij", "XYZ", stable_how4::FILE_SYNC4},
+  };
+  for (const write_case& k : cases) {
+    INFO(k.name);
+    write_local(dir / k.name, to_byte_vector(k.before));
+    const auto data = to_byte_vector(k.data);
+    auto r = c.run({truncating(k.name, "oo"), WRITE4args{stateid4::current(), 0, k.stable, data},
+                    READ4args{stateid4::current(), 0, 100}, CLOSE4args{0, stateid4::current()}});
+    REQUIRE(r.status == nfsstat4::NFS4_OK);
+    CHECK(c.at<WRITE4res>(r, 1).resok4.count == data.size());
+    CHECK(to_string(c.at<READ4res>(r, 2).resok4.data) == k.data);
+    CHECK(c.at<READ4res>(r, 2).resok4.eof);
+    CHECK(read_local(dir / k.name) == data);
+  }
+
+  // The WRITE fails (a stateid of another file): the file is truncated all the same, as the
+  // OPEN's result said.
+  auto [other_sid, other_fh] = open_file(c, "other", "oo");
+  write_local(dir / "refused", to_byte_vector("abcdefghij"));
+  auto r = c.run({truncating("refused", "oo"),
+                  WRITE4args{other_sid, 0, stable_how4::UNSTABLE4, to_byte_vector("XYZ")}});
+  CHECK(c.status(r, 0) == nfsstat4::NFS4_OK);
+  CHECK(r.status != nfsstat4::NFS4_OK);
+  if (kind == server_kind::vnfsd) CHECK(r.status == nfsstat4::NFS4ERR_BAD_STATEID);
+  CHECK(std::filesystem::file_size(dir / "refused") == 0);
+
+  // The OPEN fails (another owner's open denies writing): the file stays as it was.
+  write_local(dir / "denied", to_byte_vector("abcdefghij"));
+  OPEN4args deny = open_args(c, "denied", "first", OPEN4_SHARE_ACCESS_READ, false);
+  deny.share_deny = OPEN4_SHARE_DENY_WRITE;
+  REQUIRE(c.run({deny}).status == nfsstat4::NFS4_OK);
+  r = c.run({truncating("denied", "second"), WRITE4args{stateid4::current(), 0, stable_how4::UNSTABLE4,
+                                                        to_byte_vector("XYZ")}});
+  CHECK(r.status == nfsstat4::NFS4ERR_SHARE_DENIED);
+  CHECK(read_local(dir / "denied") == to_byte_vector("abcdefghij"));
+}
+
 TEST_CASE("READ and WRITE need a regular file and a stateid for it") {
   auto kind = GENERATE(server_kind::vnfsd, server_kind::ganesha);
   INFO(name_of(kind));

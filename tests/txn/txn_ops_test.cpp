@@ -169,6 +169,10 @@ std::vector<change_case> change_cases() {
   cases.push_back({"OPEN with truncate of an existing file", [](txn_client& t) {
                      return std::vector<nfs_argop4>{open_args(t.c, "f", true, 0)};
                    }});
+  // vnfsd writes over the old bytes and cuts the file after them (compound_context::truncation).
+  cases.push_back({"OPEN with truncate, then WRITE at 0 of fewer bytes than the file had", [](txn_client& t) {
+                     return std::vector<nfs_argop4>{open_args(t.c, "f", true, 0), write_args(0, overwrite)};
+                   }});
   cases.push_back({"WRITE overwrite and extend", [](txn_client& t) {
                      return std::vector<nfs_argop4>{open_args(t.c, "f", false), write_args(1000, overwrite),
                                                     write_args(4500, extend)};

@@ -18,4 +18,8 @@ namespace vnfs::server {
 VNFS_NFS4_SUPPORTED_OPS(VNFS_SERVER_DECLARE_HANDLER)
 #undef VNFS_SERVER_DECLARE_HANDLER
 
+/// Truncates the file an OPEN left its truncation pending for (compound_context::truncation),
+/// if one did, and clears it. NFS4_OK when none was pending.
+nfs4::nfsstat4 finish_truncation(compound_context& ctx);
+
 }  // namespace vnfs::server

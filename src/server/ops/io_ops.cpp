@@ -157,17 +157,30 @@ nfs4::READ4res handle(compound_context& ctx, const nfs4::READ4args& a) {
   return res;
 }
 
+nfsstat4 finish_truncation(compound_context& ctx) {
+  if (!ctx.truncation) return nfsstat4::NFS4_OK;
+  const compound_context::pending_truncation t = std::move(*ctx.truncation);
+  ctx.truncation.reset();
+  fs::detail::drop_create_verifier(t.file);
+  return ::ftruncate(t.fd->get(), 0) == 0 ? nfsstat4::NFS4_OK : to_nfsstat(fs::detail::last_error());
+}
+
 nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
   nfs4::WRITE4res res;
   data_fd fd;
-  if ((res.status = validate_io(ctx, ctx.current, a.stateid, true, fd)) != nfsstat4::NFS4_OK)
-    return res;
-
-  if (ctx.txn)
-    if (std::error_code ec = ctx.txn->protect_data(ctx.current.obj, a.offset, a.data.size())) {
+  res.status = validate_io(ctx, ctx.current, a.stateid, true, fd);
+  if (res.status == nfsstat4::NFS4_OK && ctx.txn)
+    if (std::error_code ec = ctx.txn->protect_data(ctx.current.obj, a.offset, a.data.size()))
       res.status = to_nfsstat(ec);
-      return res;
-    }
+  // The truncation the OPEN before left to this WRITE (compound_context::truncation): done
+  // by writing over the old bytes and cutting the file after them, where that is this
+  // WRITE; else first, as the OPEN would have done it.
+  const bool over_old = ctx.truncation && res.status == nfsstat4::NFS4_OK && fd && a.offset == 0 &&
+                        a.stable == nfs4::stable_how4::UNSTABLE4;
+  if (over_old) ctx.truncation.reset();
+  else if (nfsstat4 st = finish_truncation(ctx); st != nfsstat4::NFS4_OK) res.status = st;
+  if (res.status != nfsstat4::NFS4_OK) return res;
+
   std::error_code ec;
   std::size_t written = 0;
   if (a.offset == nfs4::NFS4_UINT64_MAX) {
@@ -196,6 +209,12 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
       fs::detail::drop_create_verifier(ctx.current.obj);
       written = fs::write_at(fd->get(), static_cast<std::int64_t>(a.offset), a.data,
                          rwf_flags(a.stable), ec);
+      // The file ends where the new bytes do (also when none were written: then the
+      // truncation is all that happened).
+      if (over_old && ::ftruncate(fd->get(), static_cast<off_t>(written)) != 0 && !ec) {
+        ec = fs::detail::last_error();
+        written = 0;
+      }
       if (early && written > 0) fs::start_writeback(fd->get(), a.offset, written);
     } else {
       written = fs::write(ctx.current.obj, a.offset, a.data,

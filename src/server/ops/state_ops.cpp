@@ -127,6 +127,7 @@ bool has_changes(const fs::setattr_args& a) {
 nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
   nfs4::OPEN4res res;
   auto fail = [&](nfsstat4 st) {
+    ctx.truncation.reset();  // a failed OPEN leaves the file as it was
     res.status = st;
     return res;
   };
@@ -284,9 +285,13 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
   if (truncate) {
     if (ctx.txn)
       if (std::error_code pe = ctx.txn->protect_data(file, 0, UINT64_MAX)) return fail(to_nfsstat(pe));
-    fs::setattr_args t;
-    t.size = 0;
-    if (nfsstat4 st = apply_setattr(file, t); st != nfsstat4::NFS4_OK) return fail(st);
+    if (ctx.truncation_may_wait && req.write_fd) {
+      ctx.truncation = compound_context::pending_truncation{file.share(), req.write_fd};
+    } else {
+      fs::setattr_args t;
+      t.size = 0;
+      if (nfsstat4 st = apply_setattr(file, t); st != nfsstat4::NFS4_OK) return fail(st);
+    }
   }
   if (created) {
     drop_unchanged(file, post);
