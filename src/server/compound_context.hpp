@@ -66,8 +66,8 @@ struct compound_context {
   /// runs outside any transaction, and no later operation of it changes file data.
   bool file_payloads = false;
 
-  /// Whether the operation being executed is directly followed by an UNSTABLE WRITE at
-  /// offset 0: set by the dispatcher. An OPEN that truncates an existing file for writing
+  /// Whether the operation being executed is directly followed by a WRITE at offset 0: set
+  /// by the dispatcher. An OPEN that truncates an existing file for writing
   /// then leaves the truncation to that WRITE (`truncation`).
   bool truncation_may_wait = false;
   /// An OPEN's truncation to size 0, not done yet. The WRITE after it takes it: it writes

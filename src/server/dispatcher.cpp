@@ -81,11 +81,11 @@ bool leaves_data_alone(const nfs4::nfs_argop4& op) {
   return open != nullptr && open->openhow.opentype == nfs4::opentype4::OPEN4_NOCREATE;
 }
 
-/// Whether `op` is an UNSTABLE WRITE at offset 0: one an OPEN just before may leave its
-/// truncation to (compound_context::truncation).
+/// Whether `op` is a WRITE at offset 0: one an OPEN just before may leave its truncation to
+/// (compound_context::truncation).
 bool writes_from_start(const nfs4::nfs_argop4& op) {
   const auto* w = std::get_if<nfs4::WRITE4args>(&op);
-  return w != nullptr && w->offset == 0 && w->stable == nfs4::stable_how4::UNSTABLE4;
+  return w != nullptr && w->offset == 0;
 }
 
 /// Whether `op` leaves the current filehandle's attributes, atime included, as PUTFH read

@@ -241,7 +241,9 @@ TEST_CASE("OPEN truncating an existing file, then WRITE at offset 0: exactly the
       {"longer", "ab", "XYZW", stable_how4::UNSTABLE4},
       {"same length", "abcd", "WXYZ", stable_how4::UNSTABLE4},
       {"nothing", "abcdef", "", stable_how4::UNSTABLE4},
-      {"stable", "abcdefghij", "XYZ", stable_how4::FILE_SYNC4},
+      {"file sync", "abcdefghij", "XYZ", stable_how4::FILE_SYNC4},
+      {"data sync", "abcdefghij", "XYZ", stable_how4::DATA_SYNC4},
+      {"data sync, same length", "abcd", "WXYZ", stable_how4::DATA_SYNC4},
   };
   for (const write_case& k : cases) {
     INFO(k.name);

@@ -120,6 +120,21 @@ int rwf_flags(nfs4::stable_how4 s) {
   }
 }
 
+/// Ends the file behind `fd` at `size`, where the bytes a WRITE at offset 0 just put over
+/// its old ones end (compound_context::truncation), as durable as that WRITE was asked to
+/// be: a stable one (its data already on disk) syncs the cut too, if there was one to make.
+std::error_code end_after_overwrite(int fd, std::size_t size, nfs4::stable_how4 s) {
+  if (s != nfs4::stable_how4::UNSTABLE4) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return fs::detail::last_error();
+    if (static_cast<std::uint64_t>(st.st_size) <= size) return {};  // nothing past them
+  }
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return fs::detail::last_error();
+  if (s == nfs4::stable_how4::UNSTABLE4) return {};
+  const int synced = s == nfs4::stable_how4::FILE_SYNC4 ? ::fsync(fd) : ::fdatasync(fd);
+  return synced == 0 ? std::error_code() : fs::detail::last_error();
+}
+
 }  // namespace
 
 nfs4::READ4res handle(compound_context& ctx, const nfs4::READ4args& a) {
@@ -175,8 +190,7 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
   // The truncation the OPEN before left to this WRITE (compound_context::truncation): done
   // by writing over the old bytes and cutting the file after them, where that is this
   // WRITE; else first, as the OPEN would have done it.
-  const bool over_old = ctx.truncation && res.status == nfsstat4::NFS4_OK && fd && a.offset == 0 &&
-                        a.stable == nfs4::stable_how4::UNSTABLE4;
+  const bool over_old = ctx.truncation && res.status == nfsstat4::NFS4_OK && fd && a.offset == 0;
   if (over_old) ctx.truncation.reset();
   else if (nfsstat4 st = finish_truncation(ctx); st != nfsstat4::NFS4_OK) res.status = st;
   if (res.status != nfsstat4::NFS4_OK) return res;
@@ -211,10 +225,11 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
                          rwf_flags(a.stable), ec);
       // The file ends where the new bytes do (also when none were written: then the
       // truncation is all that happened).
-      if (over_old && ::ftruncate(fd->get(), static_cast<off_t>(written)) != 0 && !ec) {
-        ec = fs::detail::last_error();
-        written = 0;
-      }
+      if (over_old)
+        if (std::error_code cut = end_after_overwrite(fd->get(), written, a.stable); cut && !ec) {
+          ec = cut;
+          written = 0;
+        }
       if (early && written > 0) fs::start_writeback(fd->get(), a.offset, written);
     } else {
       written = fs::write(ctx.current.obj, a.offset, a.data,
