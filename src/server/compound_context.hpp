@@ -67,15 +67,15 @@ struct compound_context {
   bool file_payloads = false;
 
   /// Whether the operation being executed is directly followed by a WRITE at offset 0: set
-  /// by the dispatcher. An OPEN that truncates an existing file for writing
-  /// then leaves the truncation to that WRITE (`truncation`).
+  /// by the dispatcher. An OPEN that truncates an existing file it opens for writing then
+  /// leaves the truncation to that WRITE (`truncation`).
   bool truncation_may_wait = false;
   /// An OPEN's truncation to size 0, not done yet. The WRITE after it takes it: it writes
   /// over the old bytes and then cuts the file where its data ends. That leaves what
   /// truncating first leaves, without freeing the file's blocks and allocating them again
-  /// (a 1 KiB file on ext4: about 110 µs each way round, 13 µs this way). Any path of that
-  /// WRITE that does not write at offset 0 truncates first (finish_truncation), and so
-  /// does the dispatcher when the COMPOUND stops before the WRITE ran.
+  /// (ext4, a 1 KiB file written anew: about 110 µs truncating first, 13 µs this way). Any
+  /// path of that WRITE that does not write at offset 0 truncates first (finish_truncation),
+  /// and so does the dispatcher when the COMPOUND stops before the WRITE ran.
   struct pending_truncation {
     fs::object file;
     std::shared_ptr<const fs::unique_fd> fd;  ///< the open's, writable
