@@ -40,6 +40,11 @@ void workload(client& c) {
   w.emplace_back("big", 0, std::span<const std::byte>(reinterpret_cast<const std::byte*>(big.data()), big.size()),
                  vio_flags::create);
   REQUIRE(c.vwrite(w).ok());
+  // An overwrite: an OPEN that truncates "a", then a WRITE of fewer bytes at offset 0.
+  const std::string shorter = "short";
+  w = {vio("a", 0, std::span<const std::byte>(reinterpret_cast<const std::byte*>(shorter.data()), shorter.size()),
+           vio_flags::create | vio_flags::truncate)};
+  REQUIRE(c.vwrite(w).ok());
   std::vector<vmkdir_item> dirs{{"d"}, {"d/e"}};
   REQUIRE(c.vmkdir(dirs).ok());
   std::vector<vlink> links{{"a", "d/link"}};
