@@ -73,9 +73,10 @@ struct compound_context {
   /// An OPEN's truncation to size 0, not done yet. The WRITE after it takes it: it writes
   /// over the old bytes and then cuts the file where its data ends. That leaves what
   /// truncating first leaves, without freeing the file's blocks and allocating them again
-  /// (ext4, a 1 KiB file written anew: about 110 µs truncating first, 13 µs this way). Any
-  /// path of that WRITE that does not write at offset 0 truncates first (finish_truncation),
-  /// and so does the dispatcher when the COMPOUND stops before the WRITE ran.
+  /// (bench/txn_overhead on ext4, plain overwrite of 1,000 files of 1 KiB: 0.185 s
+  /// truncating first, 0.068 s this way). Any path of that WRITE that does not write at
+  /// offset 0 truncates first (finish_truncation), and so does the dispatcher when the
+  /// COMPOUND stops before the WRITE ran.
   struct pending_truncation {
     fs::object file;
     std::shared_ptr<const fs::unique_fd> fd;  ///< the open's, writable
