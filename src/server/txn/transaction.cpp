@@ -111,6 +111,7 @@ std::error_code transaction::barrier() {
   fs::scoped_fs_root as_root;
   // The range backups first: a durable record must never name bytes that are not (its undo
   // would copy them over a file that no change touched yet).
+  if (std::error_code ec = write_staged()) return ec;
   if (data_unsynced_) {
     if (::fdatasync(data_) != 0) return last_error();
     data_unsynced_ = false;
@@ -142,6 +143,37 @@ std::error_code transaction::barrier() {
   durable_records_ = records_.size();
   names_unsynced_ = false;
   m_.crash_point();
+  return {};
+}
+
+std::error_code transaction::stage(int src, std::uint64_t from, std::uint64_t len, std::uint64_t at) {
+  constexpr std::size_t stage_cap = 1 << 20;  // then written, and a new stage begun
+  if (!staged_.empty() && at + len - staged_at_ > stage_cap) {
+    if (std::error_code ec = write_staged()) return ec;
+  }
+  if (staged_.empty()) staged_at_ = at;
+  const std::size_t gap = at - staged_at_ - staged_.size(), begin = at - staged_at_;
+  staged_.resize(staged_.size() + gap + len);
+  // The range lies within the file's size (protect_data, under the file's lock); were the
+  // file shorter, the rest would stay zeros, which the undo of its size cuts off again.
+  for (std::uint64_t done = 0; done < len;) {
+    const ssize_t n = ::pread(src, staged_.data() + begin + done, len - done, static_cast<off_t>(from + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return last_error();
+    if (n == 0) break;
+    done += static_cast<std::uint64_t>(n);
+  }
+  return {};
+}
+
+std::error_code transaction::write_staged() {
+  for (std::size_t done = 0; done < staged_.size();) {
+    const ssize_t n = ::pwrite(data_, staged_.data() + done, staged_.size() - done, static_cast<off_t>(staged_at_ + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? last_error() : fs::sys_error(EIO);
+    done += static_cast<std::size_t>(n);
+  }
+  staged_.clear();
   return {};
 }
 
@@ -272,13 +304,18 @@ std::error_code transaction::protect_data(const fs::object& file, std::uint64_t 
       for (const auto& [from, to] : gaps) {
         const std::uint64_t len = to - from;
         const std::uint64_t at = (data_size_ + backup_align - 1) / backup_align * backup_align;
-        // A small range is copied: sharing its blocks (FICLONERANGE, or copy_file_range
-        // where it clones) first writes back the file's dirty pages and makes its next
-        // write copy-on-write, which costs more than copying a few pages.
-        file_clone_range clone{src, from, len, at};
-        const bool share = len >= backup_share_from;
-        if (!share || ::ioctl(data_, FICLONERANGE, &clone) != 0) {
-          if (std::error_code c = copy_bytes(src, from, data_, at, len, share)) return c;
+        // A small range is copied, into memory, to be written with the others at the
+        // barrier: sharing its blocks (FICLONERANGE, or copy_file_range where it clones)
+        // first writes back the file's dirty pages and makes its next write copy-on-write,
+        // which costs more than copying a few pages.
+        if (len < backup_share_from) {
+          if (std::error_code c = stage(src, from, len, at)) return c;
+        } else {
+          if (std::error_code c = write_staged()) return c;  // the stage ends before `at`
+          file_clone_range clone{src, from, len, at};
+          if (::ioctl(data_, FICLONERANGE, &clone) != 0) {
+            if (std::error_code c = copy_bytes(src, from, data_, at, len)) return c;
+          }
         }
         data_unsynced_ = true;
         data_size_ = at + len;
@@ -501,6 +538,9 @@ void transaction::rollback(bool record_outcome) {
   std::error_code ec;
   const int sfd = m_.state_fd(ec);
   if (ec) stop_server("rollback", ec);
+  // The undo reads every record's backup from the data file, also those whose barrier
+  // failed or never came (their changes never ran: copying them back changes nothing).
+  if ((ec = write_staged())) stop_server("rollback", ec);
   if ((ec = undo(m_.exp(), sfd, data_, records_))) stop_server("rollback", ec);
   // A journal never written to protected no change (none comes before a barrier): there was
   // nothing to undo, and the journal file still holds what it held before.

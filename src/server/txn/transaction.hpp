@@ -143,6 +143,11 @@ class transaction {
   /// (if graves were made). Before the first write over the journal file, the outcome of
   /// the transaction it holds is made durable. A crash-injection point after it.
   std::error_code barrier();
+  /// Copies bytes [from, from + len) of `src` into the staged backups, to go to the data
+  /// file at `at` (at or past the staged end; the gap is zeros).
+  std::error_code stage(int src, std::uint64_t from, std::uint64_t len, std::uint64_t at);
+  /// Writes the staged backups to the data file (unsynced) and empties the stage.
+  std::error_code write_staged();
   /// protect_*'s end: a barrier, unless planning.
   std::error_code done_protecting() { return planning_ ? std::error_code{} : barrier(); }
   /// Filehandle of `obj` (key `k`); records its attributes the first time (rec_attrs),
@@ -182,6 +187,10 @@ class transaction {
   std::uint64_t backup_bytes_ = 0;
   unsigned graves_ = 0;
   bool data_unsynced_ = false;   ///< backups written since the last barrier
+  /// Small range backups waiting in memory for one write at the next barrier (or when
+  /// 1 MiB is staged), to go to the data file from offset staged_at_ (see protect_data).
+  std::vector<std::byte> staged_;
+  std::uint64_t staged_at_ = 0;
   bool names_unsynced_ = false;  ///< graves made since the last barrier
   std::vector<record> records_;  ///< what the journal holds, for rollback
   std::size_t durable_records_ = 0;  ///< how many of records_ are on stable storage

@@ -134,9 +134,9 @@ std::error_code undo_one(const fs::export_root& exp, int state_fd, int data_fd, 
 }  // namespace
 
 std::error_code copy_bytes(int src, std::uint64_t src_offset, int dst, std::uint64_t dst_offset,
-                           std::uint64_t length, bool may_share) {
+                           std::uint64_t length) {
   auto so = static_cast<off_t>(src_offset), d = static_cast<off_t>(dst_offset);
-  bool plain = !may_share;
+  bool plain = false;
   while (length > 0) {
     ssize_t n;
     if (!plain) {

@@ -23,8 +23,8 @@ std::error_code undo(const fs::export_root& exp, int state_fd, int data_fd,
 
 /// Copies `length` bytes from fd `src` at src_offset to fd `dst` at dst_offset
 /// (copy_file_range, which may share the blocks where the file system can, falling back to
-/// pread/pwrite; only pread/pwrite unless `may_share`). Short only at the end of `src`.
+/// pread/pwrite). Short only at the end of `src`.
 std::error_code copy_bytes(int src, std::uint64_t src_offset, int dst, std::uint64_t dst_offset,
-                           std::uint64_t length, bool may_share = true);
+                           std::uint64_t length);
 
 }  // namespace vnfs::server::txn
