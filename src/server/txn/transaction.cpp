@@ -23,7 +23,7 @@ namespace vnfs::server::txn {
 namespace {
 
 constexpr std::uint64_t backup_align = 4096;  // FICLONERANGE needs block-aligned offsets
-constexpr std::uint64_t backup_share_from = 64 * 1024;  // smaller backups are copied (protect_data)
+constexpr std::uint64_t backup_share_from = 256 * 1024;  // smaller backups are copied (protect_data)
 
 std::error_code last_error() { return {errno, std::system_category()}; }
 
