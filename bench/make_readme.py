@@ -463,20 +463,19 @@ def round2(res, w):
     rg, rg0 = load(os.path.join(res, "rdma_io_grant.json")), load(os.path.join(res, "rdma_io_grant-before.json"))
     vrc = load(os.path.join(res, "vread_16m-copy.json"))
     ex = load(os.path.join(res, "vnfs_experiments.json")) or {}
-    rerun = next((r for r in ex.get("reruns", []) if {"figure": "6", "server": "ganesha"} in r["pairs"]), None)
-    if not (cr and cr0) and not (one and one0) and not (srv and srv0) and not (lc and lc0) and not cd and not rerun \
-            and not (vr and vr0) and not (rv and rv0) and not (rg and rg0):
+    g6 = load(os.path.join(res, "ganesha_fig6-before.json"))
+    if not (cr and cr0) and not (one and one0) and not (srv and srv0) and not (lc and lc0) and not cd \
+            and not (g6 and ex) and not (vr and vr0) and not (rv and rv0) and not (rg and rg0):
         return
     w("## Issue 18: before and after\n")
-    if rerun:
+    if g6 and ex:
         w("Figure 6's vectorized calls against NFS-Ganesha, without delay: COMPOUNDs per call, before: the points "
-          "of the full run above as first measured (the client packed under half of Ganesha's limit after a "
-          f"refusal), after: re-measured on {rerun['date']} with the client that knows Ganesha's limit of 100 "
-          f"operations (`{rerun['command']}`, {rerun['seconds']:.0f} s, then `python3 bench/replace_points.py bench/results/vnfs_experiments.json PART.json COMMAND`). "
-          "The goal: as many COMPOUNDs as Ganesha's real limit requires.\n")
+          "of the full run of 2026-11-22 (bench/results/ganesha_fig6-before.json; the client packed under half of "
+          "Ganesha's limit after a refusal), after: the full run above, whose client knows Ganesha's limit of 100 "
+          "operations. The goal: as many COMPOUNDs as Ganesha's real limit requires.\n")
         w("| op | size | files | COMPOUNDs before | after | vnfsd's |")
         w("|---|---|---|---|---|---|")
-        for b in rerun["before"]:
+        for b in g6["points"]:
             if b["figure"] != "6" or b["server"] != "ganesha" or b["delay_ms"] != "direct":
                 continue
             key = {k: b[k] for k in ("op", "mode", "delay_ms", "size")}
@@ -786,7 +785,7 @@ def txn_section(res, w):
             w(f"The same on the storage papers/002's figures assume (`bash bench/txn_ramdisk.sh`, "
               f"{ram['total_seconds']:.0f} s, {ram['parameters']['repeats']} repeats): every export on XFS with "
               "reflinks in a file on /dev/shm, where a flush costs next to nothing, as on TC-NFS's capacitor-backed "
-              "SSD (its Figure 9 ran on such a RAM disk), and range backups are clones. What is left of txn / plain "
+              "SSD (its Figure 9 ran on such a RAM disk), and range backups of 256 KiB or more are clones. What is left of txn / plain "
               "is the transactions' own work.\n")
             table(ram["points"], False)
         f12 = [q for q in pts if q["figure"] == "12"]
