@@ -50,14 +50,18 @@ int open_data(const object& obj, int flags, std::error_code& ec) noexcept {
   return fd;
 }
 
-void drop_create_verifier(const object& obj) noexcept {
+void drop_create_verifier(const object& obj, int open_fd) noexcept {
   if (obj.type() != file_type::regular || obj.no_create_verifier()) return;
-  proc_path p(obj.fd());
-  if (::getxattr(p.c_str(), createverf_xattr, nullptr, 0) >= 0) {
-    if (::removexattr(p.c_str(), createverf_xattr) == 0) obj.note_no_create_verifier();
-  } else if (errno == ENODATA) {
-    obj.note_no_create_verifier();
+  ssize_t got;
+  if (open_fd >= 0) {
+    got = ::fgetxattr(open_fd, createverf_xattr, nullptr, 0);
+    if (got >= 0 && ::fremovexattr(open_fd, createverf_xattr) == 0) obj.note_no_create_verifier();
+  } else {
+    proc_path p(obj.fd());
+    got = ::getxattr(p.c_str(), createverf_xattr, nullptr, 0);
+    if (got >= 0 && ::removexattr(p.c_str(), createverf_xattr) == 0) obj.note_no_create_verifier();
   }
+  if (got < 0 && errno == ENODATA) obj.note_no_create_verifier();
 }
 
 }  // namespace vnfs::server::fs::detail

@@ -42,7 +42,9 @@ int open_data(const object& obj, int flags, std::error_code& ec) noexcept;
 
 /// Removes the exclusive-create verifier of a regular file if it has one (cheap check
 /// first: reading an absent xattr starts no journal transaction). No system call once the
-/// object knows its inode has none (object::no_create_verifier()).
-void drop_create_verifier(const object& obj) noexcept;
+/// object knows its inode has none (object::no_create_verifier()). `open_fd`, if the
+/// caller has one, is `obj` open for reading or writing: the check goes through it, without
+/// a path lookup through /proc.
+void drop_create_verifier(const object& obj, int open_fd = -1) noexcept;
 
 }  // namespace vnfs::server::fs::detail

@@ -192,7 +192,7 @@ std::size_t write(const object& file, std::uint64_t offset, std::span<const std:
                   stability how, std::error_code& ec) {
   unique_fd fd(detail::open_data(file, O_WRONLY | sync_flags(how), ec));
   if (!fd) return 0;
-  detail::drop_create_verifier(file);
+  detail::drop_create_verifier(file, fd.get());
   const std::size_t n = write_at(fd.get(), static_cast<std::int64_t>(offset), data, 0, ec);
   if (how == stability::writeback && n > 0) start_writeback(fd.get(), offset, n);
   return n;
@@ -207,7 +207,7 @@ append_result append(const object& file, std::span<const std::byte> data, stabil
   append_result res;
   unique_fd fd(detail::open_data(file, O_WRONLY | O_APPEND | sync_flags(how), ec));
   if (!fd) return res;
-  detail::drop_create_verifier(file);
+  detail::drop_create_verifier(file, fd.get());
   ssize_t w;
   do {
     w = ::write(fd.get(), data.data(), data.size());
@@ -258,7 +258,7 @@ std::uint64_t copy(const object& src, std::uint64_t src_offset, const object& ds
     if (!ec) ec = sys_error(EINVAL);
     return 0;
   }
-  detail::drop_create_verifier(dst);
+  detail::drop_create_verifier(dst, out.get());
 
   std::uint64_t done = 0;
   while (count == 0 || done < count) {

@@ -176,7 +176,7 @@ nfsstat4 finish_truncation(compound_context& ctx) {
   if (!ctx.truncation) return nfsstat4::NFS4_OK;
   const compound_context::pending_truncation t = std::move(*ctx.truncation);
   ctx.truncation.reset();
-  fs::detail::drop_create_verifier(t.file);
+  fs::detail::drop_create_verifier(t.file, t.fd->get());
   return ::ftruncate(t.fd->get(), 0) == 0 ? nfsstat4::NFS4_OK : to_nfsstat(fs::detail::last_error());
 }
 
@@ -203,7 +203,7 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
     // use, appends the data atomically at the end of the file, so concurrent appenders
     // need neither locks nor a GETATTR of the size first.
     if (fd) {
-      fs::detail::drop_create_verifier(ctx.current.obj);
+      fs::detail::drop_create_verifier(ctx.current.obj, fd->get());
       written = fs::write_at(fd->get(), -1, a.data, RWF_APPEND | rwf_flags(a.stable), ec);
     } else {
       written = fs::append(ctx.current.obj, a.data, stability_of(a.stable), ec).count;
@@ -220,7 +220,7 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
     constexpr std::size_t early_from = 64 * 1024;
     const bool early = ctx.txn && a.stable == nfs4::stable_how4::UNSTABLE4 && a.data.size() >= early_from;
     if (fd) {
-      fs::detail::drop_create_verifier(ctx.current.obj);
+      fs::detail::drop_create_verifier(ctx.current.obj, fd->get());
       written = fs::write_at(fd->get(), static_cast<std::int64_t>(a.offset), a.data,
                          rwf_flags(a.stable), ec);
       // The file ends where the new bytes do (also when none were written: then the
