@@ -152,14 +152,17 @@ std::error_code transaction::stage(int src, std::uint64_t from, std::uint64_t le
     if (std::error_code ec = write_staged()) return ec;
   }
   if (staged_.empty()) staged_at_ = at;
-  const std::size_t gap = at - staged_at_ - staged_.size(), begin = at - staged_at_;
-  staged_.resize(staged_.size() + gap + len);
+  const std::size_t before = staged_.size(), begin = at - staged_at_;
+  staged_.resize(begin + len);
   // The range lies within the file's size (protect_data, under the file's lock); were the
   // file shorter, the rest would stay zeros, which the undo of its size cuts off again.
   for (std::uint64_t done = 0; done < len;) {
     const ssize_t n = ::pread(src, staged_.data() + begin + done, len - done, static_cast<off_t>(from + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return last_error();
+    if (n < 0) {
+      staged_.resize(before);  // as if not staged: no record names it
+      return last_error();
+    }
     if (n == 0) break;
     done += static_cast<std::uint64_t>(n);
   }
