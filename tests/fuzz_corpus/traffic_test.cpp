@@ -46,8 +46,8 @@ void workload(client& c) {
   w = {vio("a", 0, std::span<const std::byte>(reinterpret_cast<const std::byte*>(shorter.data()), shorter.size()),
            vio_flags::create | vio_flags::truncate)};
   REQUIRE(c.vwrite(w).ok());
-  // The same in a transaction (TXN_BEGIN and TXN_COMMIT ride in its one COMPOUND): vnfsd
-  // backs the old bytes up before it writes over them.
+  // The same in a transaction (a COMPOUND with TXN_BEGIN, then one with TXN_COMMIT and the
+  // OPEN and WRITE): vnfsd backs the old bytes up before it writes over them.
   const std::string again = "in a transaction";
   w = {vio("a", 0, std::span<const std::byte>(reinterpret_cast<const std::byte*>(again.data()), again.size()),
            vio_flags::create | vio_flags::truncate)};
