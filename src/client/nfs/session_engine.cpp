@@ -26,6 +26,16 @@ void session_engine::impl::count_write_payload(const session_call& c) {
   n_copied += payload - c.request->referenced_bytes();
 }
 
+void session_engine::impl::accept(std::unique_ptr<session_call> c) {
+  if (closing) {
+    compound_reply empty;
+    c->done(make_error_code(errc::closed), empty);
+    return;
+  }
+  waiting.push_back(std::move(c));
+  pump();
+}
+
 void session_engine::impl::send(std::unique_ptr<session_call> c) {
   std::uint32_t xid = c->xid;
   n_compounds++;
@@ -275,6 +285,7 @@ session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::m
   if (ec) throw std::system_error(ec, "vnfs: connect to " + m.cfg.host + ":" + std::to_string(m.cfg.port));
   m.io.restart();
   m.connected = true;
+  m.submitted.start();
 
   m.lease_due = m.cfg.lease_from_first_call;
   std::promise<void> ready;
@@ -301,13 +312,6 @@ session_engine::~session_engine() { close(); }
 void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done done,
                             std::vector<std::span<std::byte>> read_targets, std::optional<bool> cachethis,
                             registered_regions registered) {
-  std::unique_lock lock(impl_->submit_mu);
-  if (impl_->stopped) {  // the I/O thread is gone: complete here, exactly once
-    lock.unlock();
-    compound_reply empty;
-    done(make_error_code(errc::closed), empty);
-    return;
-  }
   auto c = std::make_unique<session_call>();
   c->ops.reserve(ops.size() + 1);
   c->ops.emplace_back();  // SEQUENCE, filled when a slot is assigned
@@ -321,16 +325,17 @@ void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done don
   c->read_targets = std::move(read_targets);
   c->cachethis = cachethis.value_or(!idempotent(c->ops));
   c->registered = std::move(registered);
-  asio::post(impl_->io, [self = impl_, c = std::shared_ptr<session_call>(std::move(c))]() mutable {
-    auto owned = std::make_unique<session_call>(std::move(*c));
-    if (self->closing) {
-      compound_reply empty;
-      owned->done(make_error_code(errc::closed), empty);
-      return;
-    }
-    self->waiting.push_back(std::move(owned));
-    self->pump();
-  });
+  if (impl_->io.get_executor().running_in_this_thread()) {
+    // A completion submitting more: after the handler that runs it, as every other call.
+    asio::post(impl_->io, [self = impl_, c = std::shared_ptr<session_call>(std::move(c))]() mutable {
+      self->accept(std::make_unique<session_call>(std::move(*c)));
+    });
+    return;
+  }
+  if (!impl_->submitted.push(c)) {  // the I/O thread is gone: complete here, exactly once
+    compound_reply empty;
+    c->done(make_error_code(errc::closed), empty);
+  }
 }
 
 void session_engine::close() {
@@ -357,11 +362,8 @@ void session_engine::close() {
   });
   m.thread.join();
   // Submissions that raced with close(): from now on submit() completes them itself; those
-  // already posted run here and fail with errc::closed.
-  {
-    std::lock_guard lock(m.submit_mu);
-    m.stopped = true;
-  }
+  // already handed over fail here, and those posted run below and fail with errc::closed.
+  for (auto& c : m.submitted.close()) m.accept(std::move(c));
   m.io.restart();
   m.io.poll();
   // A completion run above may have queued one more call (a reconnection's sessionless

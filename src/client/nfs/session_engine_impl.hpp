@@ -9,7 +9,7 @@
 //   session_recovery.cpp   connection loss, reconnection with retransmission on the same
 //                          slots, a session the server lost, failing what cannot go on
 //   operation_limit.cpp    the operations per COMPOUND the server really takes
-// Everything but the counters, the limits and `stopped` is touched only on the I/O thread.
+// Everything but the counters, the limits and `submitted` is touched only on the I/O thread.
 #pragma once
 
 #include <atomic>
@@ -27,6 +27,7 @@
 #include <boost/asio.hpp>
 
 #include "transport/rpc_channel.hpp"
+#include "client/nfs/io_handoff.hpp"
 #include "client/nfs/session_call.hpp"
 #include "client/nfs/session_engine.hpp"
 #include "client/nfs/slot_table.hpp"
@@ -85,8 +86,11 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
   open_reclaims opens;
   std::list<std::unique_ptr<session_call>> in_grace;  // waiting out a server's grace period or delay (retry_later), or a running transaction (ask_outcome)
 
-  std::mutex submit_mu;  // orders submit() against the end of the I/O thread
-  bool stopped = false;  // guarded by submit_mu
+  /// Calls submitted on other threads, on their way to `waiting` (accept). Closed when the
+  /// I/O thread has ended: submit() then fails the call itself.
+  io_handoff<std::unique_ptr<session_call>> submitted{io, [this](std::vector<std::unique_ptr<session_call>>& calls) {
+    for (auto& c : calls) accept(std::move(c));
+  }};
 
   // Counters, read from any thread.
   std::atomic<bool> txn_known{false};  ///< transactions_known()
@@ -94,6 +98,7 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
       n_direct{0}, n_reconnects{0}, n_retrans{0};
 
   // ---- a call's path (session_engine.cpp) ------------------------------------------------
+  void accept(std::unique_ptr<session_call> c);
   void encode(session_call& c);
   void count_write_payload(const session_call& c);
   void send(std::unique_ptr<session_call> c);
