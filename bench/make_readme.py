@@ -712,6 +712,37 @@ def round2(res, w):
               f"{r0['cpu_seconds_per_gib'] / t0['cpu_seconds_per_gib']:.2f} | "
               f"{r1['cpu_seconds_per_gib'] / t1['cpu_seconds_per_gib']:.2f} |")
         w("")
+    ho, ho0 = load(os.path.join(res, "rdma_handoff.json")), load(os.path.join(res, "rdma_handoff-before.json"))
+    if ho and ho0:
+        w("How a call reaches the client's I/O thread (src/client/nfs/io_handoff.hpp): before, asio::post, which "
+          "wakes the I/O thread while holding the io_context's mutex, so that at one call in flight the woken "
+          "thread mostly went to sleep again on that mutex; after, a queue and an eventfd of the engine's own, "
+          "rung after every lock is let go. The same bench/rdma_io.cpp built with the library of before and of "
+          "after, one run each (`build/default/bench/rdma_io --sizes 4K,16K,64K,256K --depths 1 --readahead 16 "
+          f"--vread-sizes '' --small-files 0 --file-mib 128 --seconds {ho['seconds_per_run']:g} --out "
+          "bench/results/rdma_handoff.json`; before: `... --out bench/results/rdma_handoff-before.json`). Client "
+          "CPU microseconds per COMPOUND, with the client's voluntary context switches per COMPOUND in brackets, "
+          "and RDMA / TCP CPU per byte.\n")
+        w("| pattern | block | TCP before | TCP after | RDMA before | RDMA after | RDMA / TCP before | after |")
+        w("|---|---|---|---|---|---|---|---|")
+        def at(doc, t, pattern, size):
+            return next((q for q in doc["results"] if (q["transport"], q["pattern"], q["size"]) == (t, pattern, size)),
+                        None)
+        def cell(p):
+            n = max(1, p["compounds"])
+            return f"{1e6 * p['cpu_seconds'] / n:.1f} ({p['voluntary_switches'] / n:.2f})"
+        for q in ho["results"]:
+            if q["transport"] != "tcp":
+                continue
+            pat, z = q["pattern"], q["size"]
+            t0, r0, r1 = at(ho0, "tcp", pat, z), at(ho0, "rdma", pat, z), at(ho, "rdma", pat, z)
+            if None in (t0, r0, r1):
+                continue
+            label = f"random, depth {q['depth']}" if pat == "random" else f"sequential, window {q['depth']}"
+            w(f"| {label} | {size_label(z)} | {cell(t0)} | {cell(q)} | {cell(r0)} | {cell(r1)} | "
+              f"{r0['cpu_seconds_per_gib'] / t0['cpu_seconds_per_gib']:.2f} | "
+              f"{r1['cpu_seconds_per_gib'] / q['cpu_seconds_per_gib']:.2f} |")
+        w("")
 
 
 def txn_section(res, w):
