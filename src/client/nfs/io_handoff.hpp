@@ -45,8 +45,8 @@ class io_handoff {
     }
     if (ring) {
       const std::uint64_t one = 1;
-      // The counter cannot overflow (it is read before the bell is rung again), so the
-      // write succeeds unless the descriptor is gone, which close() orders after pushes.
+      // Cannot fail: the counter is read before the bell rings again, so it never nears
+      // overflow, and the eventfd lives as long as the engine that pushes.
       [[maybe_unused]] const ssize_t n = ::write(bell_.native_handle(), &one, sizeof one);
     }
     return true;
