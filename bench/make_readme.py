@@ -315,6 +315,9 @@ def rdma_io_section(res, w, name="rdma_io"):
     if not ri or not any("pattern" in r for r in ri["results"]):
         return
     rows = ri["results"]
+    reps = ri.get("repeats", 1)
+    repeats_text = (f", {reps} times per transport, and the table shows the run with the median client CPU per "
+                    "byte" if reps > 1 else "")
     w("## papers/003 Figures 3-4: direct reads over TCP and RPC-over-RDMA/cma (bench/rdma_io, vnfsd)\n")
     w(f"vnfs::client reads a {ri['file_bytes'] >> 20} MiB file (in vnfsd's page cache) into registered memory; vnfsd "
       f"({ri['server_threads']} threads) is a separate process on the same {ri['machine']['cpus']}-vCPU host, serving "
@@ -323,7 +326,7 @@ def rdma_io_section(res, w, name="rdma_io"):
       f"outstanding at a time at random block-aligned offsets (papers/003's \"without read-ahead\"). "
       f"Sequential: the file in order with a read-ahead window of W blocks in flight in a completion group, "
       f"consumed in order (the DAFS client's asynchronous read-ahead). Blocks over 1 MiB are several 1 MiB READs. "
-      f"Each point runs {ri['seconds_per_run']} s (at most {ri['max_gib_per_run']} GiB); the transports take turns at "
+      f"Each point runs {ri['seconds_per_run']} s (at most {ri['max_gib_per_run']} GiB){repeats_text}; the transports take turns at "
       f"each point{'; the whole step took %.0f s' % ri['total_seconds'] if 'total_seconds' in ri else ''}. Client CPU % = client process CPU seconds (user + system, its I/O thread included) / wall "
       f"seconds, so 100% is one full CPU. MB = 10^6 bytes; COMPOUNDs and payload bytes are the client's exact "
       f"counters (direct = straight into registered memory, copied = through a library buffer).\n")

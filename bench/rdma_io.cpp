@@ -27,6 +27,7 @@
 
 #include <array>
 #include <chrono>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -61,6 +62,7 @@ struct result {
   double seconds = 0, cpu_seconds = 0;
   std::uint64_t compounds = 0, bytes_direct = 0, bytes_copied = 0;
   std::uint64_t voluntary_switches = 0, involuntary_switches = 0;  // the client process's, all threads
+  std::vector<double> repeat_cpu_per_gib;  // every repeat's CPU s/GiB; the fields above are the median repeat's
 };
 
 /// The client process's CPU time and context switches so far (getrusage, every thread).
@@ -325,6 +327,7 @@ int main(int argc, char** argv) try {
   double seconds = 2;
   std::uint64_t max_gib = 8;
   unsigned file_mib = 512, server_threads = 4, small_count = 1000, small_size = 4096, small_depth = 64, vread_items = 16;
+  unsigned repeats = 1;
   po::options_description desc(
       "Usage: rdma_io [options]\n\n"
       "papers/003 Figures 3-4: direct reads (registered memory) of several block sizes through\n"
@@ -340,6 +343,7 @@ int main(int argc, char** argv) try {
       ("readahead", po::value(&readahead)->default_value(readahead), "sequential: comma-separated read-ahead windows in blocks (1..256)")
       ("transports", po::value(&transports)->default_value(transports), "comma-separated: tcp, rdma")
       ("seconds", po::value(&seconds)->default_value(seconds), "duration of each run")
+      ("repeats", po::value(&repeats)->default_value(repeats), "runs of each point per transport, the transports taking turns; the median run (client CPU per byte) is reported (1..9)")
       ("max-gib", po::value(&max_gib)->default_value(max_gib), "upper bound of GiB read per run")
       ("file-mib", po::value(&file_mib)->default_value(file_mib), "size of the file read (MiB)")
       ("server-threads", po::value(&server_threads)->default_value(server_threads), "vnfsd --threads")
@@ -357,6 +361,7 @@ int main(int argc, char** argv) try {
     return 0;
   }
   if (seconds <= 0 || seconds > 600) throw std::runtime_error("--seconds must be in (0, 600]");
+  if (repeats == 0 || repeats > 9) throw std::runtime_error("--repeats must be 1..9");
   if (file_mib == 0 || file_mib > 4096) throw std::runtime_error("--file-mib must be 1..4096");
   if (max_gib == 0 || max_gib > 1024) throw std::runtime_error("--max-gib must be 1..1024");
   const std::size_t file_size = std::size_t(file_mib) << 20;
@@ -413,21 +418,33 @@ int main(int argc, char** argv) try {
         std::fprintf(stderr, "%-10s %8zu x %3u: skipped (more than 512 MiB of buffers)\n", pattern.c_str(), size, depth);
         continue;
       }
-      for (std::size_t ti = 0; ti < names.size(); ++ti) {
-        const std::string& t = names[ti];
-        std::fprintf(stderr, "%-4s %-10s %8zu x %3u ... ", t.c_str(), pattern.c_str(), size, depth);
-        result r = measure(clients[ti], files[ti], file_size, pattern, size, depth, seconds, max_gib << 30);
-        r.transport = t;
-        double gib = static_cast<double>(r.bytes) / double(1u << 30);
-        std::fprintf(stderr,
-                     "%8.1f MB/s, client CPU %5.1f%%, %6.3f s/GiB, %.1f us and %.2f+%.2f context switches per "
-                     "COMPOUND (%llu blocks, %llu COMPOUNDs, %llu direct, %llu copied bytes)\n",
-                     double(r.bytes) / r.seconds / 1e6, 100 * r.cpu_seconds / r.seconds, r.cpu_seconds / gib,
-                     1e6 * r.cpu_seconds / double(r.compounds), double(r.voluntary_switches) / double(r.compounds),
-                     double(r.involuntary_switches) / double(r.compounds), static_cast<unsigned long long>(r.reads),
-                     static_cast<unsigned long long>(r.compounds), static_cast<unsigned long long>(r.bytes_direct),
-                     static_cast<unsigned long long>(r.bytes_copied));
-        results.push_back(r);
+      std::vector<std::vector<result>> runs_of(names.size());  // per transport, one per repeat
+      for (unsigned rep = 0; rep < repeats; ++rep) {
+        for (std::size_t ti = 0; ti < names.size(); ++ti) {
+          const std::string& t = names[ti];
+          std::fprintf(stderr, "%-4s %-10s %8zu x %3u ... ", t.c_str(), pattern.c_str(), size, depth);
+          result r = measure(clients[ti], files[ti], file_size, pattern, size, depth, seconds, max_gib << 30);
+          r.transport = t;
+          double gib = static_cast<double>(r.bytes) / double(1u << 30);
+          std::fprintf(stderr,
+                       "%8.1f MB/s, client CPU %5.1f%%, %6.3f s/GiB, %.1f us and %.2f+%.2f context switches per "
+                       "COMPOUND (%llu blocks, %llu COMPOUNDs, %llu direct, %llu copied bytes)\n",
+                       double(r.bytes) / r.seconds / 1e6, 100 * r.cpu_seconds / r.seconds, r.cpu_seconds / gib,
+                       1e6 * r.cpu_seconds / double(r.compounds), double(r.voluntary_switches) / double(r.compounds),
+                       double(r.involuntary_switches) / double(r.compounds), static_cast<unsigned long long>(r.reads),
+                       static_cast<unsigned long long>(r.compounds), static_cast<unsigned long long>(r.bytes_direct),
+                       static_cast<unsigned long long>(r.bytes_copied));
+          runs_of[ti].push_back(r);
+        }
+      }
+      for (auto& rs : runs_of) {
+        auto per_gib = [](const result& r) { return r.cpu_seconds / std::max(1.0, double(r.bytes)) * double(1u << 30); };
+        std::vector<double> all;
+        for (const auto& r : rs) all.push_back(per_gib(r));
+        std::sort(rs.begin(), rs.end(), [&](const result& a, const result& b) { return per_gib(a) < per_gib(b); });
+        result median = rs[rs.size() / 2];
+        median.repeat_cpu_per_gib = std::move(all);
+        results.push_back(std::move(median));
       }
     }
   }
@@ -468,7 +485,7 @@ int main(int argc, char** argv) try {
   o << "  \"total_seconds\": " << std::chrono::duration<double>(clock_type::now() - program_start).count() << ",\n";
   o << "  \"server\": \"vnfsd\", \"server_threads\": " << server_threads << ", \"rdma_provider\": \"cma\""
     << ", \"file_bytes\": " << file_size << ",\n"
-    << "  \"seconds_per_run\": " << seconds << ", \"max_gib_per_run\": " << max_gib << ", \"patterns\": \"" << patterns
+    << "  \"seconds_per_run\": " << seconds << ", \"repeats\": " << repeats << ", \"max_gib_per_run\": " << max_gib << ", \"patterns\": \"" << patterns
     << "\", \"depths\": \"" << depths << "\", \"readahead\": \"" << readahead << "\",\n  \"results\": [\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
@@ -481,7 +498,9 @@ int main(int argc, char** argv) try {
       << ", \"cpu_seconds_per_gib\": " << r.cpu_seconds / gib
       << ", \"compounds\": " << r.compounds << ", \"payload_bytes_direct\": " << r.bytes_direct
       << ", \"payload_bytes_copied\": " << r.bytes_copied << ", \"voluntary_switches\": " << r.voluntary_switches
-      << ", \"involuntary_switches\": " << r.involuntary_switches << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+      << ", \"involuntary_switches\": " << r.involuntary_switches << ", \"repeat_cpu_seconds_per_gib\": [";
+    for (std::size_t k = 0; k < r.repeat_cpu_per_gib.size(); ++k) o << (k ? ", " : "") << r.repeat_cpu_per_gib[k];
+    o << "]}" << (i + 1 < results.size() ? "," : "") << "\n";
   }
   o << "  ],\n  \"vreads\": [\n";
   for (std::size_t i = 0; i < vreads.size(); ++i) {
