@@ -4,7 +4,9 @@
 // flight, every submission then cost the I/O thread a second sleep and wake-up on that
 // mutex (about one context switch per COMPOUND, seen with perf sched in bench/rdma_io). Here
 // the application thread rings an eventfd of its own after letting go of every lock, and
-// only when the I/O thread is not already about to look.
+// only when the I/O thread is not already about to look: after taking a batch, the I/O
+// thread looks again once the handlers queued before that look have run, until a look finds
+// nothing. So while calls keep coming (many in flight), they are taken without a ring.
 #pragma once
 
 #include <sys/eventfd.h>
@@ -26,7 +28,7 @@ class io_handoff {
   /// `take` runs on the thread running `io`, with the items pushed since it last ran, in
   /// the order they were pushed.
   io_handoff(boost::asio::io_context& io, std::function<void(std::vector<T>&)> take)
-      : bell_(io, make_eventfd()), take_(std::move(take)) {}
+      : io_(io), bell_(io, make_eventfd()), take_(std::move(take)) {}
   io_handoff(const io_handoff&) = delete;
   io_handoff& operator=(const io_handoff&) = delete;
 
@@ -52,6 +54,18 @@ class io_handoff {
     return true;
   }
 
+  /// On the I/O thread, when it is about to complete something that may make the
+  /// application push (a reply): it looks again after its queued handlers, so that pushes
+  /// until then need not ring.
+  void look_soon() {
+    {
+      std::lock_guard lock(mu_);
+      if (rung_ || closed_) return;
+      rung_ = true;
+    }
+    boost::asio::post(io_, [this] { take_pending(); });
+  }
+
   /// After the I/O thread has stopped: later pushes fail; returns the items not taken.
   std::vector<T> close() {
     std::lock_guard lock(mu_);
@@ -71,22 +85,31 @@ class io_handoff {
       if (ec) return;  // the descriptor is closing
       std::uint64_t count;
       [[maybe_unused]] const ssize_t n = ::read(bell_.native_handle(), &count, sizeof count);
-      std::vector<T> batch;
-      {
-        std::lock_guard lock(mu_);
-        batch.swap(items_);
-        rung_ = false;
-      }
       listen();
-      if (!batch.empty()) take_(batch);
+      take_pending();
     });
   }
 
+  /// On the I/O thread. Takes what was pushed; if anything, looks again later (rung_ stays
+  /// set, so pushes meanwhile do not ring); if nothing, the next push rings.
+  void take_pending() {
+    std::vector<T> batch;
+    {
+      std::lock_guard lock(mu_);
+      batch.swap(items_);
+      if (batch.empty()) rung_ = false;
+    }
+    if (batch.empty()) return;
+    boost::asio::post(io_, [this] { take_pending(); });
+    take_(batch);
+  }
+
+  boost::asio::io_context& io_;
   boost::asio::posix::stream_descriptor bell_;  // an eventfd
   std::function<void(std::vector<T>&)> take_;
   std::mutex mu_;
   std::vector<T> items_;  // guarded by mu_
-  bool rung_ = false;     // guarded by mu_: the bell rang and the I/O thread has not taken yet
+  bool rung_ = false;     // guarded by mu_: the I/O thread will look without a ring
   bool closed_ = false;   // guarded by mu_
 };
 

@@ -132,6 +132,7 @@ void session_engine::impl::on_call_failed(std::uint32_t xid, std::error_code ec)
 /// decoder (the channel's guide) knows of, having decoded the results before them.
 void session_engine::impl::on_record(std::uint32_t xid, std::vector<std::byte> record) {
   replied_since_connect = true;
+  submitted.look_soon();  // its caller may submit the next call at once
   auto it = inflight.find(xid);
   if (it == inflight.end()) return;  // a reply to a call already failed (closing): drop it
   std::unique_ptr<session_call> c = std::move(it->second);
