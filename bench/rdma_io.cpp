@@ -25,9 +25,9 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
