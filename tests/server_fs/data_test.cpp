@@ -4,12 +4,16 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <fstream>
+#include <span>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "fixture.hpp"
@@ -227,4 +231,42 @@ TEST_CASE("in_page_cache: a file just written, and after its pages were dropped"
   CHECK_FALSE(in_page_cache(fd, 0, data.size()));
   CHECK(read_all(file) == data);  // read from the disk into memory, as before
   CHECK(in_page_cache(fd, 0, data.size()));
+}
+
+TEST_CASE("after fork(), data opens in the child reach the child's descriptors, not the parent's", "[fs][io]") {
+  // open_data reopens a descriptor by its number through /proc/self/fd, opened once per
+  // process: a child made by fork() must not go on using the parent's.
+  export_fixture f;
+  std::error_code ec;
+  auto a = create(f.exp.root(), "a", {}, ec).file;
+  REQUIRE_FALSE(ec);
+  const std::string in_a = "the parent's file a", in_b = "the child's file b";
+  write(a, 0, std::as_bytes(std::span(in_a)), stability::unstable, ec);  // reopens a's descriptor
+  REQUIRE_FALSE(ec);
+  std::ofstream(f.dir / "b", std::ios::binary) << in_b;
+  const std::string b_path = (f.dir / "b").string();
+
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // In the child, a's descriptor number now names b; in the parent it still names a. A
+    // write (which opens the data afresh each time) must land in b.
+    const int b = ::open(b_path.c_str(), O_PATH | O_CLOEXEC);
+    if (b < 0 || ::dup2(b, a.fd()) < 0) ::_exit(2);
+    ::close(b);
+    std::error_code child_ec;
+    const std::string mark = "THE";
+    write(a, 0, std::as_bytes(std::span(mark)), stability::unstable, child_ec);
+    ::_exit(child_ec ? 3 : 0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  auto slurp = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  CHECK(slurp(f.dir / "a") == in_a);  // the parent's file: untouched
+  CHECK(slurp(f.dir / "b") == "THE child's file b");
 }
