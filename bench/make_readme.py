@@ -309,6 +309,12 @@ def cpu_fit(pts):
     return ((sy - b * sx) / sw, b)
 
 
+def rdma_point(doc, transport, pattern, size, depth=None):
+    """The result of a bench/rdma_io JSON document at one point (any depth if DEPTH is None), or None."""
+    return next((q for q in doc["results"] if (q["transport"], q["pattern"], q["size"]) == (transport, pattern, size)
+                 and (depth is None or q["depth"] == depth)), None)
+
+
 def rdma_io_section(res, w, name="rdma_io"):
     """papers/003 (DAFS) Figures 3-4 from NAME.json: tables, the plots, the CPU-per-byte claim."""
     ri = load(os.path.join(res, name + ".json"))
@@ -674,8 +680,7 @@ def round2(res, w):
         w("| block | TCP before | RDMA before | RDMA / TCP before | TCP after | RDMA after | RDMA / TCP after |")
         w("|---|---|---|---|---|---|---|")
         def cpu(doc, t, size):
-            q = next((q for q in doc["results"] if (q["transport"], q["pattern"], q["size"], q["depth"]) ==
-                      (t, "random", size, 1)), None)
+            q = rdma_point(doc, t, "random", size, 1)
             return q["cpu_seconds_per_gib"] if q else None
         for q in rg["results"]:
             if q["transport"] != "tcp" or q["pattern"] != "random" or q["depth"] != 1:
@@ -700,14 +705,12 @@ def round2(res, w):
           "Over TCP these READs leave their payloads in the file (sendfile): no buffer, no change but noise.\n")
         w("| depth | block | TCP before | TCP after | RDMA before | RDMA after | RDMA / TCP CPU before | after |")
         w("|---|---|---|---|---|---|---|---|")
-        def point(doc, t, size, depth):
-            return next((q for q in doc["results"] if (q["transport"], q["pattern"], q["size"], q["depth"]) ==
-                         (t, "random", size, depth)), None)
         for q in rio["results"]:
             if q["transport"] != "tcp" or q["pattern"] != "random":
                 continue
             z, d = q["size"], q["depth"]
-            t0, t1, r0, r1 = (point(rio0, "tcp", z, d), q, point(rio0, "rdma", z, d), point(rio, "rdma", z, d))
+            t0, t1, r0, r1 = (rdma_point(rio0, "tcp", "random", z, d), q, rdma_point(rio0, "rdma", "random", z, d),
+                              rdma_point(rio, "rdma", "random", z, d))
             if None in (t0, r0, r1):
                 continue
             cell = lambda p: f"{p['mb_per_second']:.0f} ({p['cpu_seconds_per_gib']:.3f})"
@@ -728,9 +731,6 @@ def round2(res, w):
           "and RDMA / TCP CPU per byte.\n")
         w("| pattern | block | TCP before | TCP after | RDMA before | RDMA after | RDMA / TCP before | after |")
         w("|---|---|---|---|---|---|---|---|")
-        def at(doc, t, pattern, size):
-            return next((q for q in doc["results"] if (q["transport"], q["pattern"], q["size"]) == (t, pattern, size)),
-                        None)
         def cell(p):
             n = max(1, p["compounds"])
             return f"{1e6 * p['cpu_seconds'] / n:.1f} ({p['voluntary_switches'] / n:.2f})"
@@ -738,7 +738,7 @@ def round2(res, w):
             if q["transport"] != "tcp":
                 continue
             pat, z = q["pattern"], q["size"]
-            t0, r0, r1 = at(ho0, "tcp", pat, z), at(ho0, "rdma", pat, z), at(ho, "rdma", pat, z)
+            t0, r0, r1 = rdma_point(ho0, "tcp", pat, z), rdma_point(ho0, "rdma", pat, z), rdma_point(ho, "rdma", pat, z)
             if None in (t0, r0, r1):
                 continue
             label = f"random, depth {q['depth']}" if pat == "random" else f"sequential, window {q['depth']}"
