@@ -17,9 +17,9 @@ std::atomic<int> proc_fd_dir_fd{-1};
 
 /// This process's /proc/self/fd, opened at first use; -1 if it cannot be. Reopening an
 /// O_PATH descriptor through it looks up one name, "N", instead of walking the whole of
-/// "/proc/self/fd/N" (the symbolic link "self" included):
-/// an open and close of a file took 2.5 instead of 3.5 µs on the project's VM. A child
-/// made by fork() drops the parent's (whose descriptors it names) and opens its own.
+/// "/proc/self/fd/N" (the symbolic link "self" included): an open and close of a file
+/// took 2.5 instead of 3.5 µs on the project's VM. A child made by fork() drops the
+/// parent's (whose descriptors it names) and opens its own.
 int proc_fd_dir() noexcept {
   const int fd = proc_fd_dir_fd.load(std::memory_order_acquire);
   if (fd >= 0) return fd;
