@@ -915,6 +915,31 @@ def txn_section(res, w):
         w("")
     if t:
         w("![papers/002 Figures 4-6, 11-14](results/txn_overhead.png)\n")
+    txn_phases(res, w)
+
+
+def txn_phases(res, w):
+    """Where a transactional COMPOUND's time goes in vnfsd: bench/results/txn_phases.json
+    (bench/txn_phases.py)."""
+    ph = load(os.path.join(res, "txn_phases.json"))
+    if not ph:
+        return
+    w(f"Where a transactional COMPOUND's time goes (`{ph['command']}`, {ph['date']}): Figure 4 with one client at "
+      "0.2 ms RTT, size by size, with uprobes on vnfsd around the steps of each transaction. plan: the look-ahead "
+      "(lookups, locks, backups copied); barrier: backups and undo records made durable; ops: the operations; "
+      "commit: every change made durable and the commit record. Milliseconds per COMPOUND: plain and txn from "
+      "the pass times, the steps medians over the pass's COMPOUNDs. durability only: (plain + barrier + commit) / "
+      "plain, the ratio left if planning cost nothing and the operations no more than plain's.\n")
+    w("| pass | size | files per COMPOUND | plain ms | txn ms | txn / plain | plan ms | barrier ms | ops ms | commit ms "
+      "| durability only |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|")
+    for op in ("write", "overwrite"):
+        for q in sorted((q for q in ph["points"] if q["op"] == op), key=lambda q: q["size"]):
+            m, pl, tx = q["median_us"], q["plain_ms_per_compound"], q["txn_ms_per_compound"]
+            w(f"| {op} | {size_label(q['size'])} | {q['batch']} | {pl:.2f} | {tx:.2f} | {tx / pl:.2f} | "
+              + " | ".join(f"{m[k] / 1e3:.2f}" for k in ("plan", "barrier", "ops", "commit"))
+              + f" | {(pl + (m['barrier'] + m['commit']) / 1e3) / pl:.2f} |")
+    w("")
 
 
 def main():
