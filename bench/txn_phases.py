@@ -8,6 +8,8 @@ build's vnfsd around the steps of a transaction (vnfs::server::txn):
   barrier  end_plan(): the backups and undo records made durable (write, fdatasync)
   ops      from the end of the barrier to commit(): the COMPOUND's operations
   commit   commit(): every change made durable (syncfs or fsyncs), the commit record
+  server   the whole COMPOUND in dispatcher::handle (the steps, VNFS_TXN's start and end,
+           decoding and encoding)
 and reports, per size and pass (write = create, overwrite = truncate and rewrite), the
 median of each step over the pass's COMPOUNDs, beside txn_overhead's seconds per COMPOUND of
 plain and txn. The uprobes sit in the kernel (tracefs): no vnfsd code serves this bench.
@@ -30,13 +32,15 @@ TRACING = "/sys/kernel/tracing"
 GROUP = "vnfs_txn_phases"
 # probe name -> (mangled symbol prefix, entry or return)
 PROBES = {
+    "handle_in": ("_ZN4vnfs6server10dispatcher6handleERKNS0_12decoded_call", "p"),
+    "handle_out": ("_ZN4vnfs6server10dispatcher6handleERKNS0_12decoded_call", "r"),
     "plan_in": ("_ZN4vnfs6server3txn4planERNS1_11transaction", "p"),
     "end_plan_in": ("_ZN4vnfs6server3txn11transaction8end_planEv", "p"),
     "end_plan_out": ("_ZN4vnfs6server3txn11transaction8end_planEv", "r"),
     "commit_in": ("_ZN4vnfs6server3txn11transaction6commitEv", "p"),
     "commit_out": ("_ZN4vnfs6server3txn11transaction6commitEv", "r"),
 }
-STEPS = ("plan", "barrier", "ops", "commit")
+STEPS = ("server", "plan", "barrier", "ops", "commit")
 
 
 def file_offset(binary, symbol_prefix):
@@ -93,20 +97,21 @@ EVENT = re.compile(r"\s(\d+\.\d+):\s+(\w+):")
 def compounds(trace_text):
     """The transactional COMPOUNDs in the trace, in order: each a dict of step -> µs. One
     client's calls one after another, so the events of one COMPOUND do not interleave with
-    another's."""
+    another's; the plain server's COMPOUNDs (dispatcher::handle without a plan) are skipped."""
     out, cur = [], None
     for line in trace_text.splitlines():
         m = EVENT.search(line)
         if not m or m.group(2) not in PROBES:
             continue
         t, name = float(m.group(1)) * 1e6, m.group(2)
-        if name == "plan_in":
-            cur = {"plan_in": t}
+        if name == "handle_in":
+            cur = {"handle_in": t}
         elif cur is not None:
             cur[name] = t
-            if name == "commit_out":
+            if name == "handle_out":
                 if all(k in cur for k in PROBES):
                     out.append({
+                        "server": cur["handle_out"] - cur["handle_in"],
                         "plan": cur["end_plan_in"] - cur["plan_in"],
                         "barrier": cur["end_plan_out"] - cur["end_plan_in"],
                         "ops": cur["commit_in"] - cur["end_plan_out"],
