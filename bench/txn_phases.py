@@ -11,9 +11,9 @@ build's vnfsd around the steps of a transaction (vnfs::server::txn):
   server   the whole COMPOUND in dispatcher::handle (the steps, VNFS_TXN's start and end,
            decoding and encoding)
 and reports, per size and pass (write = create, overwrite = truncate and rewrite), the
-median of each step over the pass's COMPOUNDs, beside txn_overhead's seconds per COMPOUND of
+median of each step over the pass's COMPOUNDs, beside txn_overhead's milliseconds per COMPOUND of
 plain and txn. The uprobes sit in the kernel (tracefs): no vnfsd code serves this bench.
-Needs root and /sys/kernel/tracing; takes about a minute per size.
+Needs root and /sys/kernel/tracing; takes under a minute per size.
 
   python3 bench/txn_phases.py [--sizes 1K,4K,16K,64K,256K,1M,4M] [--repeats 3]
                               [--out bench/results/txn_phases.json]
@@ -126,12 +126,13 @@ def size_bytes(s):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1K,4K,16K,64K,256K,1M,4M",
                     help="file sizes (each a single-COMPOUND transaction per call: at most 4M)")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out", default="bench/results/txn_phases.json")
-    ap.add_argument("--build", default="build/default")
+    ap.add_argument("--repeats", type=int, default=3, help="txn_overhead's repeats per size")
+    ap.add_argument("--out", default="bench/results/txn_phases.json", help="JSON output file")
+    ap.add_argument("--build", default="build/default",
+                    help="build tree of txn_overhead and vnfsd (VNFSD_BIN names another vnfsd)")
     a = ap.parse_args()
     if os.geteuid() != 0 or not os.path.exists(os.path.join(TRACING, "uprobe_events")):
         sys.exit("txn_phases.py: needs root and uprobes in /sys/kernel/tracing")
