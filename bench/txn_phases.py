@@ -9,7 +9,7 @@ build's vnfsd around the steps of a transaction (vnfs::server::txn):
   ops      from the end of the barrier to commit(): the COMPOUND's operations
   commit   commit(): every change made durable (syncfs or fsyncs), the commit record
   server   the whole COMPOUND in dispatcher::handle (the steps, VNFS_TXN's start and end,
-           decoding and encoding)
+           decoding and encoding); also measured for the plain server's COMPOUNDs
 and reports, per size and pass (write = create, overwrite = truncate and rewrite), the
 median of each step over the pass's COMPOUNDs, beside txn_overhead's milliseconds per COMPOUND of
 plain and txn. The uprobes sit in the kernel (tracefs): no vnfsd code serves this bench.
@@ -76,6 +76,7 @@ def remove_probes():
     if not os.path.isdir(os.path.join(TRACING, "events", GROUP)):
         return
     write(f"events/{GROUP}/enable", "0")
+    write("options/record-tgid", "0")
     for name in PROBES:
         try:
             write("uprobe_events", f"-:{GROUP}/{name}\n", append=True)
@@ -87,38 +88,66 @@ def add_probes(binary):
     remove_probes()
     for name, (sym, kind) in PROBES.items():
         write("uprobe_events", f"{kind}:{GROUP}/{name} {binary}:{file_offset(binary, sym):#x}\n", append=True)
+    write("options/record-tgid", "1")  # the process of each event: plain or txn vnfsd
     write("trace", "")  # clears the buffer
     write(f"events/{GROUP}/enable", "1")
 
 
-EVENT = re.compile(r"\s(\d+\.\d+):\s+(\w+):")
+# "vnfsd-TID (TGID) [CPU] FLAGS SECONDS: PROBE:" (options/record-tgid)
+EVENT = re.compile(r"-(\d+)\s+\(\s*(\d+)\)\s+\[\d+\]\s+\S+\s+(\d+\.\d+):\s+(\w+):")
 
 
-def compounds(trace_text):
-    """The transactional COMPOUNDs in the trace, in order: each a dict of step -> µs. One
-    client's calls one after another, so the events of one COMPOUND do not interleave with
-    another's; the plain server's COMPOUNDs (dispatcher::handle without a plan) are skipped."""
-    out, cur = [], None
+def spans(trace_text):
+    """Every COMPOUND the traced vnfsd processes handled, by process id, in order: dicts with
+    its start and "server" (µs), and for a transactional one each step's µs."""
+    out, cur = {}, {}
     for line in trace_text.splitlines():
         m = EVENT.search(line)
-        if not m or m.group(2) not in PROBES:
+        if not m or m.group(4) not in PROBES:
             continue
-        t, name = float(m.group(1)) * 1e6, m.group(2)
+        tid, pid, t, name = int(m.group(1)), int(m.group(2)), float(m.group(3)) * 1e6, m.group(4)
         if name == "handle_in":
-            cur = {"handle_in": t}
-        elif cur is not None:
-            cur[name] = t
+            cur[tid] = {"handle_in": t}
+        elif tid in cur:
+            c = cur[tid]
+            c[name] = t
             if name == "handle_out":
-                if all(k in cur for k in PROBES):
-                    out.append({
-                        "server": cur["handle_out"] - cur["handle_in"],
-                        "plan": cur["end_plan_in"] - cur["plan_in"],
-                        "barrier": cur["end_plan_out"] - cur["end_plan_in"],
-                        "ops": cur["commit_in"] - cur["end_plan_out"],
-                        "commit": cur["commit_out"] - cur["commit_in"],
-                    })
-                cur = None
+                span = {"start": c["handle_in"], "server": t - c["handle_in"]}
+                if all(k in c for k in PROBES):
+                    span.update(plan=c["end_plan_in"] - c["plan_in"],
+                                barrier=c["end_plan_out"] - c["end_plan_in"],
+                                ops=c["commit_in"] - c["end_plan_out"],
+                                commit=c["commit_out"] - c["commit_in"])
+                out.setdefault(pid, []).append(span)
+                del cur[tid]
     return out
+
+
+def pass_spans(by_pid, calls, reps, size):
+    """The COMPOUNDs of the timed passes, repeat by repeat (write pass, then overwrite pass):
+    the txn server's (each with its steps) and the plain server's."""
+    txn_pids = [p for p, ss in by_pid.items() if any("plan" in x for x in ss)]
+    if len(txn_pids) != 1:
+        sys.exit(f"txn_phases.py: {len(txn_pids)} processes ran transactions at {size}, expected 1")
+    # Before the timed passes, only the probes txn_overhead makes to find the batch.
+    txn = [x for x in by_pid[txn_pids[0]] if "plan" in x]
+    if len(txn) < 2 * calls * reps:
+        sys.exit(f"txn_phases.py: {len(txn)} transactions traced at {size}, expected {2 * calls * reps}")
+    txn = txn[len(txn) - 2 * calls * reps:]
+    # txn_overhead connects to plain, durable and txn in this order, and in each repeat runs
+    # plain's passes, then durable's, then txn's: plain's are the last 2 x calls COMPOUNDs of
+    # the plain server before txn's of the same repeat. SEQUENCE-only ones (lease renewals,
+    # set-up) are far shorter than a pass's and left out.
+    others = sorted((p for p in by_pid if p != txn_pids[0]), key=lambda p: by_pid[p][0]["start"])
+    plain, after = [], float("-inf")
+    for r in range(reps):
+        first = txn[2 * r * calls]["start"]
+        window = [x for x in by_pid[others[0]] if after < x["start"] < first and x["server"] >= 100]
+        if len(window) < 2 * calls:
+            sys.exit(f"txn_phases.py: {len(window)} plain COMPOUNDs in repeat {r} at {size}, expected {2 * calls}")
+        plain += window[len(window) - 2 * calls:]
+        after = txn[2 * (r + 1) * calls - 1]["start"]
+    return txn, plain
 
 
 def size_bytes(s):
@@ -157,18 +186,16 @@ def main():
                                stderr=subprocess.DEVNULL)
                 write(f"events/{GROUP}/enable", "0")
                 with open(os.path.join(TRACING, "trace")) as f:
-                    seen = compounds(f.read())
+                    by_pid = spans(f.read())
                 doc = json.load(open(tmp.name))
             pts = {(p["op"], p["mode"]): p for p in doc["points"]}
             calls = pts[("write", "txn")]["calls"]
             reps = len(pts[("write", "txn")]["samples"])
-            # The last repeats x (write pass, overwrite pass) COMPOUNDs; before them only the
-            # probes txn_overhead makes to find the batch.
-            if len(seen) < 2 * calls * reps:
-                sys.exit(f"txn_phases.py: {len(seen)} transactions traced at {s}, expected {2 * calls * reps}")
-            seen = seen[len(seen) - 2 * calls * reps:]
+            txn_spans, plain_spans = pass_spans(by_pid, calls, reps, s)
             for k, op in enumerate(("write", "overwrite")):
-                mine = [c for r in range(reps) for c in seen[(2 * r + k) * calls:(2 * r + k + 1) * calls]]
+                def of(lst):
+                    return [c for r in range(reps) for c in lst[(2 * r + k) * calls:(2 * r + k + 1) * calls]]
+                mine = of(txn_spans)
                 plain, txn = pts[(op, "plain")], pts[(op, "txn")]
                 points.append({
                     "op": op, "size": size_bytes(s), "files": txn["files"], "batch": txn["batch"],
@@ -177,11 +204,13 @@ def main():
                     "txn_ms_per_compound": txn["median_seconds"] / calls * 1e3,
                     "compounds_traced": len(mine),
                     "median_us": {st: statistics.median(c[st] for c in mine) for st in STEPS},
+                    "plain_server_median_us": statistics.median(c["server"] for c in of(plain_spans)),
                 })
                 m = points[-1]
                 print(f"txn_phases: {op:9} {s:>4}: plain {m['plain_ms_per_compound']:.2f} ms, txn "
                       f"{m['txn_ms_per_compound']:.2f} ms per COMPOUND; " +
-                      ", ".join(f"{st} {m['median_us'][st] / 1e3:.2f}" for st in STEPS) + " ms",
+                      ", ".join(f"{st} {m['median_us'][st] / 1e3:.2f}" for st in STEPS) +
+                      f" ms; plain server {m['plain_server_median_us'] / 1e3:.2f} ms",
                       file=sys.stderr, flush=True)
     finally:
         remove_probes()
