@@ -182,8 +182,9 @@ def main():
                 cmd = [bench, "--figures", "4", "--sizes", s, "--clients", "1", "--delays", "0.1",
                        "--repeats", str(a.repeats), "--out", tmp.name]
                 print("txn_phases:", " ".join(cmd), file=sys.stderr, flush=True)
-                subprocess.run(cmd, check=True, env=dict(os.environ, VNFSD_BIN=vnfsd),
-                               stderr=subprocess.DEVNULL)
+                run = subprocess.run(cmd, env=dict(os.environ, VNFSD_BIN=vnfsd), stderr=subprocess.PIPE, text=True)
+                if run.returncode != 0:
+                    sys.exit(f"txn_phases.py: txn_overhead failed (exit {run.returncode}):\n{run.stderr[-2000:]}")
                 write(f"events/{GROUP}/enable", "0")
                 with open(os.path.join(TRACING, "trace")) as f:
                     by_pid = spans(f.read())
