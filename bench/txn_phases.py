@@ -151,7 +151,10 @@ def pass_spans(by_pid, calls, reps, size):
 
 
 def size_bytes(s):
-    return int(s[:-1]) << {"K": 10, "M": 20}[s[-1]] if s[-1] in "KM" else int(s)
+    m = re.fullmatch(r"(\d+)([KM]?)", s)
+    if not m:
+        sys.exit(f"txn_phases.py: bad size '{s}' (bytes, or a number with K or M)")
+    return int(m.group(1)) << {"": 0, "K": 10, "M": 20}[m.group(2)]
 
 
 def main():
@@ -224,8 +227,9 @@ def main():
             "command": "python3 bench/txn_phases.py --sizes " + a.sizes + " --repeats " + str(a.repeats),
             "note": "bench/txn_overhead --figures 4 --clients 1 --delays 0.1 (0.2 ms RTT) per size; "
                     "milliseconds per COMPOUND from its medians; steps: medians over the pass's "
-                    "transactional COMPOUNDs, from uprobes on vnfsd (plan: txn::plan to end_plan; "
-                    "barrier: end_plan; ops: end_plan to commit; commit: commit)",
+                    "transactional COMPOUNDs, from uprobes on vnfsd (server: dispatcher::handle; plan: "
+                    "txn::plan to end_plan; barrier: end_plan; ops: end_plan to commit; commit: commit); "
+                    "plain_server_median_us: dispatcher::handle of the plain server's COMPOUNDs of the pass",
             "points": points,
         }, f, indent=1)
     print(f"wrote {a.out}", file=sys.stderr)
