@@ -20,7 +20,11 @@ ssize_t send_file(int sock, int fd, off_t* offset, std::size_t count) noexcept {
       sigismember(&old, SIGPIPE) == 1 && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
   const ssize_t n = ::sendfile(sock, fd, offset, count);
   const int saved = errno;
-  if (n < 0 && saved == EPIPE && !was_pending) {
+  // sendfile sends in pieces: the peer may go after some were sent, and then the call
+  // returns their count while the piece that failed has raised SIGPIPE. So any short
+  // result may leave one pending, not only a failure with EPIPE.
+  const bool short_or_pipe = n < 0 ? saved == EPIPE : static_cast<std::size_t>(n) < count;
+  if (short_or_pipe && !was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1) {
     const timespec none{};
     while (sigtimedwait(&pipe, nullptr, &none) < 0 && errno == EINTR) {
     }
