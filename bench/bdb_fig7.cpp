@@ -169,7 +169,11 @@ double read_time(const std::string& url, const std::string& file) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  po::options_description o("bdb_fig7");
+  po::options_description o(
+      "Usage: bdb_fig7 [options] --out FILE.json\n\n"
+      "papers/003 Figure 7: Berkeley DB read-only transactions on local disk and through\n"
+      "vnfs::bdb against vnfsd (TCP, RPC-over-RDMA/cma, TCP through vnfs-netdelay, and TCP\n"
+      "with the cache unregistered), the database swept from 1/4 to 4 times the cache.\n\nOptions");
   std::string out;
   std::size_t cache_mib = 16;
   long max_txns = 400000;
@@ -180,20 +184,11 @@ int main(int argc, char** argv) try {
       "cache-mib", po::value(&cache_mib), "Berkeley DB cache (MiB; default 16)")(
       "max-txns", po::value(&max_txns), "transactions per point at most (default 400,000)")(
       "delay-ms", po::value(&delay), "vnfs-netdelay delay each way (ms; default 0.2)");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, o), vm);
-  if (vm.count("help")) {
-    std::cout << "Usage: bdb_fig7 [options] --out FILE.json\n\n"
-                 "papers/003 Figure 7: Berkeley DB read-only transactions on local disk and through\n"
-                 "vnfs::bdb against vnfsd (TCP, RPC-over-RDMA/cma, TCP through vnfs-netdelay, and TCP\n"
-                 "with the cache unregistered), the database swept from 1/4 to 4 times the cache.\n\n"
-              << o;
-    return 0;
-  }
-  po::notify(vm);
+  const auto vm = vnfs::bench::parse_options(argc, argv, o);
+  if (!vm) return 0;  // --help
   if (quick) {  // what is not given explicitly
-    if (!vm.count("cache-mib")) cache_mib = 4;
-    if (!vm.count("max-txns")) max_txns = 10000;
+    if (!vm->count("cache-mib")) cache_mib = 4;
+    if (!vm->count("max-txns")) max_txns = 10000;
   }
   const std::size_t cache = cache_mib << 20;
   const std::vector<double> mults = {0.25, 0.5, 1, 2, 4};

@@ -8,11 +8,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <boost/program_options.hpp>
 
 namespace vnfs::bench {
 
@@ -22,6 +26,22 @@ inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/// Parses the command line against `desc` (which has a "help" option). With --help, prints
+/// `desc` and returns nothing (the program then exits 0), before required options are
+/// checked. Bad or missing options throw po::error.
+inline std::optional<boost::program_options::variables_map> parse_options(
+    int argc, char** argv, const boost::program_options::options_description& desc) {
+  namespace po = boost::program_options;
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, desc), vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return std::nullopt;
+  }
+  po::notify(vm);
+  return vm;
 }
 
 /// "1,8,64" → {"1", "8", "64"} (empty items dropped).

@@ -156,13 +156,7 @@ int main(int argc, char** argv) try {
       ("file-mib", po::value(&file_mib)->default_value(file_mib), "size of the file read (MiB)")
       ("server-threads", po::value(&server_threads)->default_value(server_threads), "vnfsd --threads")
       ("out", po::value(&out)->default_value(out), "JSON output file");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (!vnfs::bench::parse_options(argc, argv, desc)) return 0;  // --help
   if (seconds <= 0 || seconds > 600) throw std::runtime_error("--seconds must be in (0, 600]");
   if (file_mib == 0 || file_mib > 4096) throw std::runtime_error("--file-mib must be 1..4096");
   if (max_reads == 0) throw std::runtime_error("--max-reads must be positive");

@@ -120,13 +120,7 @@ int main(int argc, char** argv) try {
       ("max-compounds", po::value(&max_compounds)->default_value(max_compounds),
        "upper bound of COMPOUNDs per connection and run")
       ("out", po::value(&out)->default_value(out), "JSON output file");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (!vnfs::bench::parse_options(argc, argv, desc)) return 0;  // --help
   if (seconds <= 0 || seconds > 600) throw std::runtime_error("--seconds must be in (0, 600]");
 
   std::vector<result> results;

@@ -630,19 +630,14 @@ int main(int argc, char** argv) try {
       ("server-threads", po::value(&server_threads)->default_value(server_threads), "vnfsd --threads")
       ("seed", po::value(&seed)->default_value(seed), "random seed (file sizes, picks)")
       ("out", po::value(&out)->default_value(out), "JSON output file");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
-  if (!vm.count("seconds")) seconds = quick ? 1 : 5;
-  if (!vm.count("repeats")) repeats = quick ? 2 : 3;
-  if (!vm.count("fileserver-threads")) fileserver_threads = quick ? 20 : 50;
-  if (!vm.count("nfs-files")) nfs_files = quick ? 500 : 2000;
-  if (!vm.count("fileserver-files")) fileserver_files = quick ? 600 : 2000;
-  if (!vm.count("varmail-files")) varmail_files = quick ? 400 : 1000;
+  const auto vm = vnfs::bench::parse_options(argc, argv, desc);
+  if (!vm) return 0;  // --help
+  if (!vm->count("seconds")) seconds = quick ? 1 : 5;
+  if (!vm->count("repeats")) repeats = quick ? 2 : 3;
+  if (!vm->count("fileserver-threads")) fileserver_threads = quick ? 20 : 50;
+  if (!vm->count("nfs-files")) nfs_files = quick ? 500 : 2000;
+  if (!vm->count("fileserver-files")) fileserver_files = quick ? 600 : 2000;
+  if (!vm->count("varmail-files")) varmail_files = quick ? 400 : 1000;
   if (seconds <= 0 || seconds > 3600) fail("--seconds must be in (0, 3600]");
   if (repeats == 0 || repeats > 100) fail("--repeats must be 1..100");
   if (max_iterations == 0) fail("--max-iterations must be at least 1");

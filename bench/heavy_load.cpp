@@ -178,17 +178,11 @@ int main(int argc, char** argv) {
       ("threads", po::value(&threads)->default_value(threads), "vnfsd --threads")
       ("quick", po::bool_switch(&quick), "8 clients x 1000 COMPOUNDs")
       ("out", po::value(&out)->default_value(out), "JSON result file");
-  po::variables_map vm;
   try {
-    po::store(po::parse_command_line(argc, argv, desc), vm);
-    po::notify(vm);
+    if (!vnfs::bench::parse_options(argc, argv, desc)) return 0;  // --help
   } catch (const po::error& e) {
     std::cerr << "heavy_load: " << e.what() << "\n";
     return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
   }
   if (quick) {
     clients = 8;

@@ -183,13 +183,7 @@ int main(int argc, char** argv) try {
       ("keep", po::bool_switch(&keep), "leave the files in place")
       ("copy-to", po::value(&copy_to), "local directory for the copy phase (default: a temporary one, removed)")
       ("out", po::value(&out)->default_value(out), "JSON output file");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (!vnfs::bench::parse_options(argc, argv, desc)) return 0;  // --help
   if (url.empty()) throw std::runtime_error("--url is required");
   if (files == 0 || files > 1'000'000 || size > (1ull << 30) || io_size == 0 || io_size > (16u << 20) ||
       repeat == 0 || repeat > 100 || dir.empty() || dir.front() != '/')

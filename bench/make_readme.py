@@ -426,11 +426,12 @@ def rdma_io_section(res, w, name="rdma_io"):
           "client at 256 KiB, depth 1, over cma (2026-11-27) counted about 11.5 system calls per COMPOUND: in the "
           "I/O thread 3.5 epoll_wait, 2 recvmsg (one answering EAGAIN), 1 sendmsg, 1 futex (the wake-up), "
           "0.5 epoll_ctl and 0.5 eventfd read; in the application thread 2 futex and 0.5 eventfd write. "
-          "The system calls themselves are cheap here (0.14 us for getppid); the context switches are not: "
+          "The system calls themselves are cheap here (next section); the context switches are not: "
           "`perf record -g -p PID` of the client at 16 KiB puts about two thirds of its CPU time in the "
           "scheduler's switch and wake-up paths (finish_task_switch, _raw_spin_unlock_irqrestore), which this "
           "virtual machine (Firecracker with nested PVM, /proc/cmdline) makes dear, and the client switches "
-          "2.3 times per COMPOUND (the voluntary switches in the JSON). "
+          "2.3 times per COMPOUND (the voluntary switches in the JSON). The next section measures the floor "
+          "under a: one round trip between two processes, with nothing else. "
           "So below the crossover block size, where these per-COMPOUND costs dominate, RDMA/cma costs the client "
           "about as much as TCP, and the 1/3 claim "
           "holds only for large blocks. Bandwidth here is bound by the two shared vCPUs that client, vnfsd and "
@@ -445,6 +446,30 @@ def rdma_io_section(res, w, name="rdma_io"):
         for s in small:
             w(f"| {s['transport']} | {s['mode']} | {s['seconds']:.3f} | {s['cpu_seconds']:.3f} | {s['compounds']} |")
         w("")
+
+
+def round_trip_floor_section(res, w):
+    """bench/results/round_trip_floor.json: what one request and reply cost the requester here."""
+    f = load(os.path.join(res, "round_trip_floor.json"))
+    if not f:
+        return
+    p = f["parameters"]
+    w("## The floor under a COMPOUND's client CPU (bench/round_trip_floor)\n")
+    w(f"Two processes exchange a {p['request_bytes']}-byte request and a {p['reply_bytes']}-byte reply, one at a "
+      "time, with nothing else in the way (no RPC, no NFS, no vnfs), over a Unix SOCK_SEQPACKET socket pair (what "
+      "the cma provider's messages travel on) and over TCP on loopback; the requester sleeps in recv for each reply. "
+      "The responder sleeps in recv (blocking: a server thread gone idle, woken by each request), spins on a "
+      "non-blocking recv (polling: the requester never wakes it, as with an RDMA NIC), or sleeps with both "
+      "processes pinned to one CPU (one_cpu). Requester CPU = its getrusage per round trip "
+      f"(`build/default/bench/round_trip_floor`; a getppid system call takes {f['syscall_us']:.2f} us here). "
+      "A vnfs client at one call in flight (bench/rdma_io at depth 1, a in the fit above) cannot spend less per "
+      "COMPOUND than the round trip that carries it.\n")
+    w("| transport | responder | round trips | us per round trip | requester CPU us per round trip | voluntary switches per round trip |")
+    w("|---|---|---|---|---|---|")
+    for r in f["results"]:
+        w(f"| {r['transport']} | {r['peer']} | {r['round_trips']} | {r['wall_us_per_round_trip']:.1f} | "
+          f"{r['cpu_us_per_round_trip']:.2f} | {r['voluntary_switches_per_round_trip']:.2f} |")
+    w("")
 
 
 def heavy_load(res, w):
@@ -1158,6 +1183,7 @@ def main():
             w(f"| {r['path']} | {r['delay_ms']} | {r['median_ms']:.4f} | {r['p10_ms']:.4f} | {r['p90_ms']:.4f} |")
         w("")
     rdma_io_section(res, w)
+    round_trip_floor_section(res, w)
     bdb_fig7(res, w)
     tpie_fig5(res, w)
     heavy_load(res, w)

@@ -251,13 +251,7 @@ int main(int argc, char** argv) try {
       ("runs", po::value(&runs)->default_value(runs), "throughput runs per point")
       ("seconds", po::value(&seconds)->default_value(seconds), "time bound of each RTT point and throughput run")
       ("out", po::value(&out)->default_value(out), "JSON output file");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (!vnfs::bench::parse_options(argc, argv, desc)) return 0;  // --help
   if (seconds <= 0 || seconds > 600) throw std::runtime_error("--seconds must be in (0, 600]");
   if (pings == 0 || message == 0 || message > (1 << 20) || runs == 0 || runs > 100)
     throw std::runtime_error("--pings, --runs and --message must be positive (--message <= 1 MiB, --runs <= 100)");

@@ -353,13 +353,7 @@ int main(int argc, char** argv) try {
       ("small-size", po::value(&small_size)->default_value(small_size), "bytes of each small file (8..1 MiB)")
       ("small-depth", po::value(&small_depth)->default_value(small_depth), "small files in flight (1..256)")
       ("out", po::value(&out)->default_value(out), "JSON output file");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (!vnfs::bench::parse_options(argc, argv, desc)) return 0;  // --help
   if (seconds <= 0 || seconds > 600) throw std::runtime_error("--seconds must be in (0, 600]");
   if (repeats == 0 || repeats > 9) throw std::runtime_error("--repeats must be 1..9");
   if (file_mib == 0 || file_mib > 4096) throw std::runtime_error("--file-mib must be 1..4096");

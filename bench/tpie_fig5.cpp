@@ -219,17 +219,16 @@ int main(int argc, char** argv) try {
       "sizes", po::value(&sizes_arg), "record sizes in bytes, each dividing 32768 and at least 16")(
       "runs", po::value(&runs), "merges per point; the median counts (3)")(
       "delay-ms", po::value(&delay), "vnfs-netdelay delay each way for the *-delay configurations (0.1: 0.2 ms RTT)");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, o), vm);
-  po::notify(vm);
-  if (vm.count("help") || out.empty()) {
+  const auto vm = vnfs::bench::parse_options(argc, argv, o);
+  if (!vm) return 0;  // --help
+  if (out.empty()) {
     std::cout << o << "\n";
-    return out.empty() && !vm.count("help") ? 2 : 0;
+    return 2;
   }
   if (quick) {
     input_mib = 4;
     runs = 1;
-    if (!vm.count("sizes")) sizes_arg = "16,256,4096";
+    if (!vm->count("sizes")) sizes_arg = "16,256,4096";
   }
   std::vector<std::size_t> sizes;
   for (const std::string& s : vnfs::bench::split_list(sizes_arg)) {

@@ -245,19 +245,14 @@ int main(int argc, char** argv) try {
       ("old-vnfsd", po::value(&old_vnfsd), "also measure mode 'old': this vnfsd binary (from before transactions)")
       ("server-threads", po::value(&server_threads)->default_value(server_threads), "vnfsd --threads")
       ("out", po::value(&out)->default_value(out), "JSON output file");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  const auto vm = vnfs::bench::parse_options(argc, argv, desc);
+  if (!vm) return 0;  // --help
   if (sizes.empty()) sizes = quick ? "1K,64K,1M,16M" : "1K,4K,16K,64K,256K,1M,4M,16M";
   if (sizes12.empty()) sizes12 = "1K,16K,128K";
   if (degrees.empty()) degrees = quick ? "1,16" : "1,4,16,64";
-  if (!vm.count("bytes-cap-mib")) bytes_cap_mib = quick ? 8 : 256;
-  if (!vm.count("repeats")) repeats = quick ? 1 : 3;
-  if (!vm.count("calls12")) calls12 = quick ? 50 : 250;
+  if (!vm->count("bytes-cap-mib")) bytes_cap_mib = quick ? 8 : 256;
+  if (!vm->count("repeats")) repeats = quick ? 1 : 3;
+  if (!vm->count("calls12")) calls12 = quick ? 50 : 250;
   if (repeats == 0 || repeats > 100) throw std::runtime_error("--repeats must be 1..100");
   if (files == 0 || files > 100000) throw std::runtime_error("--files must be 1..100000");
   if (calls12 == 0 || calls12 > 100000) throw std::runtime_error("--calls12 must be 1..100000");

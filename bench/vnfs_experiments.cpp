@@ -300,21 +300,16 @@ int main(int argc, char** argv) try {
       ("memory", po::value(&memory)->default_value(memory),
        "the data buffer, in both modes: registered (direct I/O: READ payload received in place) or plain (copied)")
       ("out", po::value(&out)->default_value(out), "JSON output file");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, desc), vm);
-  po::notify(vm);
+  const auto vm = vnfs::bench::parse_options(argc, argv, desc);
+  if (!vm) return 0;  // --help
   vector_window = static_cast<std::size_t>(window_mib * static_cast<double>(mib));
   if (memory != "registered" && memory != "plain") throw std::runtime_error("--memory: registered or plain");
   registered_memory = memory == "registered";
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
   if (sizes6.empty()) sizes6 = quick ? "1K,64K,1M" : "1K,4K,16K,64K,256K,1M,4M,16M";
   if (sizes8.empty()) sizes8 = quick ? "1K,64K,1M,16M" : "1K,4K,16K,64K,256K,1M,4M,16M";
-  if (!vm.count("bytes-cap-mib")) bytes_cap_mib = quick ? 16 : 128;
-  if (!vm.count("items7")) items7 = quick ? 256 : 1000;
-  if (!vm.count("iterations8")) iterations8 = quick ? 30 : 100;
+  if (!vm->count("bytes-cap-mib")) bytes_cap_mib = quick ? 16 : 128;
+  if (!vm->count("items7")) items7 = quick ? 256 : 1000;
+  if (!vm->count("iterations8")) iterations8 = quick ? 30 : 100;
   for (const auto& op : vnfs::bench::split_list(ops6))
     if (op != "read" && op != "write") throw std::runtime_error("--ops: read and/or write");
   for (const auto& m : vnfs::bench::split_list(vnfsd_modes + "," + ganesha_modes))
