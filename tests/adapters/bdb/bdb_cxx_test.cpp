@@ -3,15 +3,19 @@
 // with cursors, records larger than a page and page sizes of 8 KiB and 64 KiB, written,
 // read back from a cold cache and checked; and the exact cost of Berkeley DB's cache: a
 // page that misses costs one COMPOUND whose payload lands in the cache region directly, a
-// hit costs none. The mapped prefix never exists on local disk.
+// hit costs none; and damaged databases, each of which Berkeley DB reads through vnfs and
+// reports (EINVAL, DB_RUNRECOVERY). The mapped prefix never exists on local disk.
 #include <catch2/catch.hpp>
 
 #include <db_cxx.h>
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "vnfs/bdb/attach.hpp"
 #include "vnfs/test/ganesha_process.hpp"
@@ -301,4 +305,141 @@ TEST_CASE("a vnfsd restart under a running Berkeley DB program loses no committe
   }
   db.close(0);
   env.close(0);
+}
+
+namespace {
+
+/// What Berkeley DB made of a database: 0 when a cursor walked every record, else the error
+/// of the open or the walk (DbException's errno, or the walk's non-zero code), with where.
+struct walk_result {
+  int error = 0;
+  std::string what = "opened and read";
+  long seen = 0;  ///< records walked
+};
+
+/// Opens `file` of the environment `home` on vnfs and walks every record with a cursor.
+walk_result open_and_walk(const fs::path& home, const std::string& file) {
+  walk_result r;
+  try {
+    DbEnv env(0);
+    env.set_cachesize(0, 4 << 20, 1);
+    // A checksum that fails panics the environment, which then fails every call, closes
+    // included, and frees nothing: the failure is still returned, the closes then work.
+    env.set_flags(DB_NOPANIC, 1);
+    env.open(home.c_str(), DB_CREATE | DB_INIT_MPOOL, 0);
+    Db db(&env, 0);
+    Dbc* cursor = nullptr;
+    try {
+      db.open(nullptr, file.c_str(), nullptr, DB_BTREE, 0, 0);
+      db.cursor(nullptr, &cursor, 0);
+      Dbt key, val;
+      int rc = 0;
+      while ((rc = cursor->get(&key, &val, DB_NEXT)) == 0) ++r.seen;
+      if (rc != DB_NOTFOUND) r = {rc, std::string("cursor: ") + db_strerror(rc), r.seen};
+    } catch (const DbException& e) {
+      r = {e.get_errno(), e.what(), r.seen};
+    }
+    // Every handle closed, also after a failure (the first error is what counts).
+    try {
+      if (cursor != nullptr) cursor->close();
+      db.close(0);
+      env.close(0);
+    } catch (const DbException& e) {
+      if (r.error == 0) r = {e.get_errno(), e.what(), r.seen};
+    }
+  } catch (const DbException& e) {
+    r = {e.get_errno(), e.what(), r.seen};
+  }
+  // The environment's regions go, so that the next call does not join one that this call's
+  // damage has marked panicked.
+  try {
+    DbEnv(0).remove(home.c_str(), DB_FORCE);
+  } catch (const DbException& e) {
+    if (r.error == 0) r = {e.get_errno(), e.what(), r.seen};
+  }
+  return r;
+}
+
+}  // namespace
+
+// Damaged databases on the server (papers/003's Berkeley DB, and the rule that bad input gets
+// a clear error): garbage over the meta page, a few bytes changed in every other page (the
+// database was made with DB_CHKSUM), the file cut inside its second page. Berkeley DB reads
+// them through vnfs and says so; nothing crashes or hangs, the file on the server stays as
+// the damage left it, and nothing appears on local disk.
+TEST_CASE("damaged Berkeley DB databases on vnfs: Berkeley DB reports each; nothing else is touched") {
+  peer p(peer_kind::vnfsd_tcp);
+  temp_dir local;
+  const fs::path prefix = local / "mapped";
+  const fs::path on_server = p.export_dir / "env";
+  fs::create_directory(on_server);
+  constexpr u_int32_t pagesize = 8192;
+  {
+  attached a(prefix.string(), p.url);
+  {
+    DbEnv env(0);
+    env.open((prefix / "env").c_str(), DB_CREATE | DB_INIT_MPOOL, 0);
+    Db db(&env, 0);
+    db.set_pagesize(pagesize);
+    db.set_flags(DB_CHKSUM);
+    db.open(nullptr, "good.db", nullptr, DB_BTREE, DB_CREATE, 0644);
+    for (long i = 0; i < 3000; ++i) {
+      std::string k = key_of(i), v = value_of(i, pagesize, true);
+      Dbt key(k.data(), static_cast<u_int32_t>(k.size())), val(v.data(), static_cast<u_int32_t>(v.size()));
+      REQUIRE(db.put(nullptr, &key, &val, 0) == 0);
+    }
+    db.close(0);
+    env.close(0);
+  }
+  const auto good = fs::file_size(on_server / "good.db");
+  REQUIRE(good >= 20 * pagesize);
+  walk_result r = open_and_walk(prefix / "env", "good.db");
+  REQUIRE(r.error == 0);
+  REQUIRE(r.seen == 3000);
+
+  // Each damage to a copy of the database, made on the server's disk.
+  auto damaged = [&](const std::string& name, auto&& damage) {
+    fs::copy_file(on_server / "good.db", on_server / name);
+    std::fstream f(on_server / name, std::ios::in | std::ios::out | std::ios::binary);
+    damage(f);
+    f.close();
+    return fs::path(on_server / name);
+  };
+  const fs::path meta = damaged("meta.db", [](std::fstream& f) {
+    const std::string junk(512, '\x5a');
+    f.seekp(0);
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  });
+  const fs::path pages = damaged("pages.db", [&](std::fstream& f) {
+    const std::string junk(64, '\xa5');
+    for (std::uintmax_t at = pagesize + 100; at + junk.size() <= good; at += pagesize) {
+      f.seekp(static_cast<std::streamoff>(at));
+      f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+    }
+  });
+  const fs::path cut = damaged("cut.db", [](std::fstream&) {});
+  fs::resize_file(cut, pagesize + pagesize / 2);
+
+  // The open refuses a meta page that is not one, and a file that is no whole number of
+  // pages (EINVAL); the walk meets the first page whose checksum fails (DB_RUNRECOVERY).
+  const std::pair<fs::path, int> cases[] = {{meta, EINVAL}, {pages, DB_RUNRECOVERY}, {cut, EINVAL}};
+  for (const auto& [file, expected] : cases) {
+    INFO(file.filename().string());
+    const std::vector<char> before = [&] {
+      std::ifstream in(file, std::ios::binary);
+      return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+    }();
+    r = open_and_walk(prefix / "env", file.filename().string());
+    INFO("Berkeley DB: " << r.what << " (" << r.seen << " records walked)");
+    CHECK(r.error == expected);
+    CHECK(r.seen < 3000);
+    std::ifstream in(file, std::ios::binary);
+    CHECK(std::vector<char>(std::istreambuf_iterator<char>(in), {}) == before);
+  }
+  // The intact database still reads whole after its damaged copies were tried.
+  r = open_and_walk(prefix / "env", "good.db");
+  CHECK(r.error == 0);
+  CHECK(r.seen == 3000);
+  }
+  CHECK_FALSE(fs::exists(prefix));
 }
