@@ -12,7 +12,10 @@ build's vnfsd around the steps of a transaction (vnfs::server::txn):
            decoding and encoding); also measured for the plain server's COMPOUNDs
 and reports, per size and pass (write = create, overwrite = truncate and rewrite), the
 median of each step over the pass's COMPOUNDs, beside txn_overhead's milliseconds per COMPOUND of
-plain and txn. The uprobes sit in the kernel (tracefs): no vnfsd code serves this bench.
+plain and txn. It also times what any durable commit of such a COMPOUND costs at least on
+this file system, whatever its design: one fdatasync of its bytes (files per COMPOUND x size)
+just written over allocated blocks of one file (device), in the directory the exports live
+in (TMPDIR). The uprobes sit in the kernel (tracefs): no vnfsd code serves this bench.
 Needs root and /sys/kernel/tracing; takes under a minute per size.
 
   python3 bench/txn_phases.py [--sizes 1K,4K,16K,64K,256K,1M,4M] [--repeats 3]
@@ -27,6 +30,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 TRACING = "/sys/kernel/tracing"
 GROUP = "vnfs_txn_phases"
@@ -150,6 +154,29 @@ def pass_spans(by_pid, calls, reps, size):
     return txn, plain
 
 
+def device_us(nbytes, rounds=15):
+    """Median microseconds of one fdatasync of `nbytes` just written over already allocated
+    blocks of one file on the exports' file system (tempfile's directory, as txn_overhead's):
+    the least a commit that makes a COMPOUND's bytes durable, dirty in the page cache however
+    they got there, waits for the device. The write itself is not timed (plain pays it too)."""
+    size = max(64 << 20, 4 * nbytes)
+    block = os.urandom(1 << 20)
+    data = (block * (nbytes // len(block) + 1))[:nbytes]
+    times = []
+    with tempfile.NamedTemporaryFile(prefix="txn-phases-device-") as f:
+        fd = f.fileno()
+        for off in range(0, size, len(block)):  # allocated and on disk before timing
+            os.pwrite(fd, block, off)
+        os.fsync(fd)
+        for r in range(rounds):
+            off = (r * nbytes) % (size - nbytes + 1)
+            os.pwrite(fd, data, off)
+            t0 = time.perf_counter()
+            os.fdatasync(fd)
+            times.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(times)
+
+
 def size_bytes(s):
     m = re.fullmatch(r"(\d+)([KM]?)", s)
     if not m:
@@ -209,12 +236,14 @@ def main():
                     "compounds_traced": len(mine),
                     "median_us": {st: statistics.median(c[st] for c in mine) for st in STEPS},
                     "plain_server_median_us": statistics.median(c["server"] for c in of(plain_spans)),
+                    "device_us": device_us(txn["batch"] * size_bytes(s)),
                 })
                 m = points[-1]
                 print(f"txn_phases: {op:9} {s:>4}: plain {m['plain_ms_per_compound']:.2f} ms, txn "
                       f"{m['txn_ms_per_compound']:.2f} ms per COMPOUND; " +
                       ", ".join(f"{st} {m['median_us'][st] / 1e3:.2f}" for st in STEPS) +
-                      f" ms; plain server {m['plain_server_median_us'] / 1e3:.2f} ms",
+                      f" ms; plain server {m['plain_server_median_us'] / 1e3:.2f} ms; device "
+                      f"{m['device_us'] / 1e3:.2f} ms",
                       file=sys.stderr, flush=True)
     finally:
         remove_probes()
@@ -229,7 +258,9 @@ def main():
                     "milliseconds per COMPOUND from its medians; steps: medians over the pass's "
                     "transactional COMPOUNDs, from uprobes on vnfsd (server: dispatcher::handle; plan: "
                     "txn::plan to end_plan; barrier: end_plan; ops: end_plan to commit; commit: commit); "
-                    "plain_server_median_us: dispatcher::handle of the plain server's COMPOUNDs of the pass",
+                    "plain_server_median_us: dispatcher::handle of the plain server's COMPOUNDs of the pass; "
+                    "device_us: median time of one fdatasync of files per COMPOUND x size bytes just written "
+                    "over allocated blocks of one file in the exports' directory",
             "points": points,
         }, f, indent=1)
     print(f"wrote {a.out}", file=sys.stderr)
