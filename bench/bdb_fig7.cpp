@@ -44,12 +44,6 @@ namespace {
 
 constexpr u_int32_t page_size = 16384;
 
-double cpu_now() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
 void check(int ret, const char* what) {
   if (ret != 0) throw std::runtime_error(std::string(what) + ": " + db_strerror(ret));
 }
@@ -128,12 +122,12 @@ point run(const std::string& config, const fs::path& home, const std::string& pr
   check(env->memp_stat(env, &ms, nullptr, DB_STAT_CLEAR), "memp_stat");
   std::free(ms);
   std::optional<vnfs::client_stats> s0 = prefix.empty() ? std::nullopt : vnfs::bdb::stats(prefix);
-  double c0 = cpu_now();
+  double c0 = vnfs::bench::cpu_now();
   auto t0 = std::chrono::steady_clock::now();
   for (long n = 0; n < txns; ++n) one(static_cast<long>(rng() % records));
   point p;
   p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  p.cpu_seconds = cpu_now() - c0;
+  p.cpu_seconds = vnfs::bench::cpu_now() - c0;
   check(env->memp_stat(env, &ms, nullptr, 0), "memp_stat");
   p.misses_per_txn = static_cast<double>(ms->st_cache_miss) / static_cast<double>(txns);
   std::free(ms);

@@ -1,6 +1,7 @@
 // Helpers the benchmark programs share: option lists, data files, the JSON result file.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
@@ -19,6 +20,23 @@
 #include <boost/program_options.hpp>
 
 namespace vnfs::bench {
+
+/// This process's CPU time (user and system, every thread) and context switches so far.
+struct process_usage {
+  double cpu_seconds = 0;
+  std::uint64_t voluntary_switches = 0, involuntary_switches = 0;
+};
+
+inline process_usage usage_now() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return {static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+              static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6,
+          static_cast<std::uint64_t>(u.ru_nvcsw), static_cast<std::uint64_t>(u.ru_nivcsw)};
+}
+
+/// This process's CPU seconds so far (usage_now().cpu_seconds).
+inline double cpu_now() { return usage_now().cpu_seconds; }
 
 /// The median of `v` (the mean of the middle two for an even count; 0 when empty).
 inline double median(std::vector<double> v) {

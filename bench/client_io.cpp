@@ -48,20 +48,6 @@ struct result {
   std::uint64_t compounds = 0, bytes_direct = 0, bytes_copied = 0;
 };
 
-/// The client's CPU seconds so far, and its voluntary and involuntary context switches.
-struct usage {
-  double cpu = 0;
-  std::uint64_t voluntary = 0, involuntary = 0;
-};
-
-usage usage_now() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return {static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-              static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6,
-          static_cast<std::uint64_t>(u.ru_nvcsw), static_cast<std::uint64_t>(u.ru_nivcsw)};
-}
-
 result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, const std::string& mode, unsigned depth,
                double seconds, std::uint64_t max_reads) {
   std::vector<std::byte> buf(depth * block);
@@ -82,7 +68,7 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
   };
 
   vnfs::client_stats s0 = c.stats();
-  const usage u0 = usage_now();
+  const vnfs::bench::process_usage u0 = vnfs::bench::usage_now();
   auto start = clock_type::now();
   auto deadline = start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
   std::uint64_t issued = 0, done = 0;
@@ -120,10 +106,10 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
   }
   result r;
   r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  const usage u1 = usage_now();
-  r.cpu_seconds = u1.cpu - u0.cpu;
-  r.voluntary_switches = u1.voluntary - u0.voluntary;
-  r.involuntary_switches = u1.involuntary - u0.involuntary;
+  const vnfs::bench::process_usage u1 = vnfs::bench::usage_now();
+  r.cpu_seconds = u1.cpu_seconds - u0.cpu_seconds;
+  r.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
+  r.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
   vnfs::client_stats s1 = c.stats();
   r.mode = mode;
   r.depth = depth;

@@ -65,22 +65,6 @@ struct result {
   std::vector<double> repeat_cpu_per_gib;  // every repeat's CPU s/GiB; the fields above are the median repeat's
 };
 
-/// The client process's CPU time and context switches so far (getrusage, every thread).
-struct usage {
-  double cpu_seconds = 0;
-  std::uint64_t voluntary_switches = 0, involuntary_switches = 0;
-};
-
-usage usage_now() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return {static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-              static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6,
-          static_cast<std::uint64_t>(u.ru_nvcsw), static_cast<std::uint64_t>(u.ru_nivcsw)};
-}
-
-double cpu_now() { return usage_now().cpu_seconds; }
-
 /// One run: `pattern` random (random block-aligned offsets, `depth` blocks in flight, each
 /// slot reissued as soon as its block completes) or sequential (blocks in file order, wrapping
 /// at the end; a read-ahead window of `depth` blocks in flight, consumed in order).
@@ -116,7 +100,7 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
   };
 
   vnfs::client_stats s0 = c.stats();
-  const usage u0 = usage_now();
+  const vnfs::bench::process_usage u0 = vnfs::bench::usage_now();
   auto start = clock_type::now();
   auto deadline = start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
   std::uint64_t issued = 0, done = 0;
@@ -161,7 +145,7 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
   }
   result r;
   r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  const usage u1 = usage_now();
+  const vnfs::bench::process_usage u1 = vnfs::bench::usage_now();
   r.cpu_seconds = u1.cpu_seconds - u0.cpu_seconds;
   r.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
   r.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
@@ -199,7 +183,7 @@ vread_result measure_vread(vnfs::client& c, const vnfs::file& f, std::size_t fil
   r.size = size;
   r.items = items;
   const vnfs::client_stats s0 = c.stats();
-  const double cpu0 = cpu_now();
+  const double cpu0 = vnfs::bench::cpu_now();
   const auto start = clock_type::now();
   const auto deadline = start + std::chrono::duration<double>(seconds);
   while (clock_type::now() < deadline && r.bytes < max_bytes) {
@@ -217,7 +201,7 @@ vread_result measure_vread(vnfs::client& c, const vnfs::file& f, std::size_t fil
     r.bytes += std::uint64_t(items) * size;
   }
   r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  r.cpu_seconds = cpu_now() - cpu0;
+  r.cpu_seconds = vnfs::bench::cpu_now() - cpu0;
   const vnfs::client_stats s1 = c.stats();
   r.compounds = s1.compounds - s0.compounds;
   r.bytes_direct = s1.payload_bytes_direct - s0.payload_bytes_direct;
@@ -245,7 +229,7 @@ small_result small_files(vnfs::client& c, unsigned n, std::size_t fsize, unsigne
   std::vector<unsigned> index(depth);
   enum stage : std::uint64_t { opened = 0, read_done = 1, closed = 2 };
   vnfs::client_stats s0 = c.stats();
-  double cpu0 = cpu_now();
+  double cpu0 = vnfs::bench::cpu_now();
   auto start = clock_type::now();
   unsigned next = 0, finished = 0;
   auto open_next = [&](unsigned slot) {
@@ -281,7 +265,7 @@ small_result small_files(vnfs::client& c, unsigned n, std::size_t fsize, unsigne
   }
   small_result r;
   r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  r.cpu_seconds = cpu_now() - cpu0;
+  r.cpu_seconds = vnfs::bench::cpu_now() - cpu0;
   r.compounds = c.stats().compounds - s0.compounds;
   r.files = n;
   r.depth = depth;
@@ -297,12 +281,12 @@ small_result small_files_vectorized(vnfs::client& c, unsigned n, std::size_t fsi
   for (unsigned i = 0; i < n; ++i)
     ios.emplace_back("small/" + std::to_string(i), 0, mr.slice(std::size_t(i) * fsize, fsize));
   vnfs::client_stats s0 = c.stats();
-  double cpu0 = cpu_now();
+  double cpu0 = vnfs::bench::cpu_now();
   auto start = clock_type::now();
   vnfs::vresult res = c.vread(ios);
   small_result r;
   r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  r.cpu_seconds = cpu_now() - cpu0;
+  r.cpu_seconds = vnfs::bench::cpu_now() - cpu0;
   if (!res.ok()) throw std::runtime_error("vread of small files: " + res.error.message());
   for (unsigned i = 0; i < n; ++i) {
     std::uint64_t first;

@@ -107,11 +107,6 @@ struct result {
   double wall_us = 0, cpu_us = 0, voluntary_switches = 0;
 };
 
-double cpu_seconds(const rusage& u) {
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
-
 result run(const std::string& transport, const std::string& peer, std::uint64_t max_round_trips, double seconds) {
   socket_pair p;
   if (transport == "unix") make_unix(p);
@@ -144,8 +139,7 @@ result run(const std::string& transport, const std::string& peer, std::uint64_t 
       throw std::runtime_error("round_trip_floor: the responder stopped answering");
   }
   result r{transport, peer};
-  rusage u0{}, u1{};
-  ::getrusage(RUSAGE_SELF, &u0);
+  const vnfs::bench::process_usage u0 = vnfs::bench::usage_now();
   const auto t0 = clock_type::now(), deadline = t0 + limit;
   while (r.round_trips < max_round_trips && clock_type::now() < deadline) {
     if (::send(p.fd[0], req, request_bytes, MSG_NOSIGNAL) != static_cast<ssize_t>(request_bytes) ||
@@ -154,7 +148,7 @@ result run(const std::string& transport, const std::string& peer, std::uint64_t 
     ++r.round_trips;
   }
   const auto t1 = clock_type::now();
-  ::getrusage(RUSAGE_SELF, &u1);
+  const vnfs::bench::process_usage u1 = vnfs::bench::usage_now();
   ::close(p.fd[0]);  // the responder sees EOF and exits
   p.fd[0] = -1;
   int status = 0;
@@ -163,8 +157,8 @@ result run(const std::string& transport, const std::string& peer, std::uint64_t 
 
   const double n = static_cast<double>(r.round_trips);
   r.wall_us = std::chrono::duration<double, std::micro>(t1 - t0).count() / n;
-  r.cpu_us = (cpu_seconds(u1) - cpu_seconds(u0)) * 1e6 / n;
-  r.voluntary_switches = static_cast<double>(u1.ru_nvcsw - u0.ru_nvcsw) / n;
+  r.cpu_us = (u1.cpu_seconds - u0.cpu_seconds) * 1e6 / n;
+  r.voluntary_switches = static_cast<double>(u1.voluntary_switches - u0.voluntary_switches) / n;
   return r;
 }
 

@@ -53,12 +53,6 @@ namespace {
 
 constexpr std::size_t request_bytes = 32 << 10;  // the paper's 32 KB requests
 
-double cpu_now() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
-
 std::uint64_t key_at(const std::byte* record) {
   std::uint64_t k;
   std::memcpy(&k, record, sizeof k);
@@ -169,7 +163,7 @@ void write_inputs(const config& c, unsigned n, std::uint64_t x, std::size_t y) {
 
 /// One merge: returns its seconds and client CPU seconds.
 std::pair<double, double> merge(const config& c, unsigned n, std::size_t y) {
-  const double c0 = cpu_now();
+  const double c0 = vnfs::bench::cpu_now();
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<record_reader>> in;
   std::vector<const std::byte*> head;
@@ -189,7 +183,7 @@ std::pair<double, double> merge(const config& c, unsigned n, std::size_t y) {
   for (auto& r : in) r->close();
   out.close();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return {s, cpu_now() - c0};
+  return {s, vnfs::bench::cpu_now() - c0};
 }
 
 /// Every record of the output in key order with its payload intact; throws otherwise.
