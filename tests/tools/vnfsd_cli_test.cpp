@@ -2,8 +2,13 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <sys/resource.h>
 
+#include <algorithm>
+#include <fstream>
+#include <optional>
 #include <regex>
+#include <sstream>
 
 #include "vnfs/test/child_process.hpp"
 #include "vnfs/test/temp_dir.hpp"
@@ -98,4 +103,54 @@ TEST_CASE("vnfsd reports a port in use") {
                                "127.0.0.1:" + std::to_string(first.port())});
   CHECK(st.code() == 1);
   CHECK(out.find("vnfsd: ") == 0);
+}
+
+TEST_CASE("vnfsd raises its soft limit of open files to the hard limit") {
+  rlimit before{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &before) == 0);
+  if (before.rlim_max <= 256) {
+    WARN("skipped: the hard limit of open files is too low to lower the soft one under it");
+    return;
+  }
+  // vnfsd inherits this process's limits: a soft limit under the hard one, for the spawn only.
+  rlimit low = before;
+  low.rlim_cur = 256;
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+  temp_dir dir;
+  std::optional<vnfsd_process> server;
+  try {
+    server.emplace(dir.path());
+  } catch (...) {
+    ::setrlimit(RLIMIT_NOFILE, &before);
+    throw;
+  }
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &before) == 0);
+  // "Max open files            SOFT                 HARD                 files"
+  std::ifstream limits("/proc/" + std::to_string(server->pid()) + "/limits");
+  std::string line, soft, hard;
+  while (std::getline(limits, line))
+    if (line.starts_with("Max open files")) {
+      std::istringstream(line.substr(std::string_view("Max open files").size())) >> soft >> hard;
+      break;
+    }
+  INFO("limits line: " << line);
+  const std::string want = before.rlim_max == RLIM_INFINITY ? "unlimited" : std::to_string(before.rlim_max);
+  CHECK(hard == want);
+  CHECK(soft == want);
+}
+
+TEST_CASE("vnfsd starts with a descriptor table of 8,192 slots (or its limit of open files)") {
+  // Grown before its threads exist: growing it later, with threads, waits for an RCU grace
+  // period each time (main.cpp). /proc/PID/status's FDSize is the table's size.
+  rlimit lim{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &lim) == 0);
+  const unsigned long want = std::min<unsigned long>(lim.rlim_max, 8192);
+  temp_dir dir;
+  vnfsd_process server(dir.path());
+  std::ifstream status("/proc/" + std::to_string(server.pid()) + "/status");
+  std::string line;
+  unsigned long fdsize = 0;
+  while (std::getline(status, line))
+    if (line.starts_with("FDSize:")) fdsize = std::stoul(line.substr(7));
+  CHECK(fdsize >= want);
 }
