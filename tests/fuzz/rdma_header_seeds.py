@@ -8,11 +8,9 @@ test proxy, so these are built from the wire layout), and RFC 8797 private data.
 import os
 import struct
 
+from xdr_seed import words
+
 OUT = os.path.join(os.path.dirname(__file__), "corpus", "rdma_header")
-
-
-def words(*w):
-    return struct.pack(f">{len(w)}I", *w)
 
 
 def segment(handle, length, offset):

@@ -8,14 +8,12 @@ TCP traffic does not show as such. Layout: rdma_replies.cpp and client_call.hpp.
 import os
 import struct
 
+from xdr_seed import words
+
 OUT = os.path.join(os.path.dirname(__file__), "corpus", "rdma_replies")
 
 PUTFH, READ = 0, 4  # indexes into client_call.hpp's call_kinds
 SIZE_INDEX = {0: 0, 1: 1, 3: 2, 8: 3, 100: 4, 1000: 5, 4096: 6, 70000: 7}  # target_sizes
-
-
-def words(*w):
-    return struct.pack(f">{len(w)}I", *w)
 
 
 def call(*ops):

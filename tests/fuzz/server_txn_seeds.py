@@ -11,21 +11,10 @@ dir/sub and link; state carries over from input to input, so the multi-COMPOUND 
     python3 tests/fuzz/server_txn_seeds.py
 """
 import os
-import struct
+
+from xdr_seed import opaque, u32, u64
 
 OUT = os.path.join(os.path.dirname(__file__), "corpus", "server_requests")
-
-
-def u32(v):
-    return struct.pack(">I", v)
-
-
-def u64(v):
-    return struct.pack(">Q", v)
-
-
-def opaque(b):
-    return u32(len(b)) + b + b"\0" * (-len(b) % 4)
 
 
 CURRENT_STATEID = u32(1) + b"\0" * 12  # seqid 1, other all zero: the current stateid

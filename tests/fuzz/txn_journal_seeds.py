@@ -9,19 +9,9 @@ current format (first byte even), and as one of the format before generations.
 import os
 import struct
 
+from xdr_seed import opaque, u32, u64
+
 OUT = os.path.join(os.path.dirname(__file__), "corpus", "txn_journal")
-
-
-def u32(v):
-    return struct.pack(">I", v)
-
-
-def u64(v):
-    return struct.pack(">Q", v)
-
-
-def opaque(b):
-    return u32(len(b)) + b + b"\0" * (-len(b) % 4)
 
 
 def fnv1a(b):
