@@ -94,6 +94,7 @@ void grow_descriptor_table() {
   rlimit r{};
   if (::getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur < 2) return;
   const int highest = static_cast<int>(std::min(r.rlim_cur, fd_table) - 1);
+  if (::fcntl(highest, F_GETFD) != -1) return;  // in use (inherited): the table is that big already
   const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
   if (fd < highest && ::dup3(fd, highest, O_CLOEXEC) == highest) ::close(highest);
