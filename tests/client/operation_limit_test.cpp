@@ -3,10 +3,13 @@
 // COMPOUNDs of more than 100 operations whole (NFS4ERR_RESOURCE, no results).
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <future>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "client/nfs/compound_vectors.hpp"
 #include "client/nfs/operation_limit.hpp"
 #include "client/nfs/session_engine.hpp"
 #include "vnfs/test/ganesha_process.hpp"
@@ -75,4 +78,54 @@ TEST_CASE("operation limit: what a refusal for length looks like") {
   const std::string other = "vnfsd";
   CHECK_FALSE(detail::known_operation_limit(std::vector<std::byte>(
       reinterpret_cast<const std::byte*>(other.data()), reinterpret_cast<const std::byte*>(other.data() + other.size()))));
+}
+
+TEST_CASE("operation limit: a vectorized call refused for its length is packed again under the limit learned") {
+  test::ganesha_process ganesha;
+  constexpr int files = 40;  // OPEN, READ and CLOSE each: 120 operations and more in one COMPOUND
+  auto content = [](int i) { return "file " + std::to_string(i) + " of the call, its own bytes"; };
+  for (int i = 0; i < files; ++i) std::ofstream(ganesha.export_dir() / ("f" + std::to_string(i))) << content(i);
+  auto st = settings_for(ganesha);
+  st.known_server_limits = false;  // the planner's first COMPOUND is refused whole
+  detail::session_engine engine(st);
+
+  // The export's root: PUTROOTFH, a LOOKUP per component of its pseudo path, GETFH.
+  std::vector<nfs4::nfs_argop4> walk{nfs4::PUTROOTFH4args{}};
+  std::string rest = ganesha.pseudo_path();
+  for (std::size_t at = 0; (at = rest.find_first_not_of('/', at)) != std::string::npos;) {
+    const std::size_t end = std::min(rest.find('/', at), rest.size());
+    walk.push_back(nfs4::LOOKUP4args{rest.substr(at, end - at)});
+    at = end;
+  }
+  walk.push_back(nfs4::GETFH4args{});
+  std::promise<nfs4::nfs_fh4> root_p;
+  engine.submit(std::move(walk), [&](std::error_code ec, detail::compound_reply& r) {
+    if (ec || r.res.resarray.empty()) return root_p.set_value({});
+    const auto* fh = std::get_if<nfs4::GETFH4res>(&r.res.resarray.back());
+    root_p.set_value(fh ? fh->resok4.object : nfs4::nfs_fh4{});
+  });
+  const nfs4::nfs_fh4 root = root_p.get_future().get();
+  REQUIRE_FALSE(root.empty());
+
+  std::uint64_t owners = 0;
+  detail::compound_vectors vec(
+      engine, root, [&] { return nfs4::open_owner4{engine.client_id(), xdr::to_bytes("repack-" + std::to_string(owners++))}; },
+      std::size_t(64) << 20);
+  std::vector<std::vector<std::byte>> bufs(files, std::vector<std::byte>(100));
+  std::vector<vio> items;
+  for (int i = 0; i < files; ++i) items.emplace_back(vfile("/f" + std::to_string(i)), 0, std::span<std::byte>(bufs[i]));
+  vresult out;
+  std::promise<std::error_code> done_p;
+  vec.vread(items, &out, [&](std::error_code ec, std::size_t) { done_p.set_value(ec); });
+  const std::error_code ec = done_p.get_future().get();
+
+  CHECK_FALSE(ec);
+  CHECK(out.ok());
+  CHECK(engine.limits().ca_maxoperations == 100);  // learned from the refusal
+  for (int i = 0; i < files; ++i) {
+    INFO("file " << i);
+    const std::string want = content(i);
+    REQUIRE(items[i].bytes == want.size());
+    CHECK(std::string(reinterpret_cast<const char*>(bufs[i].data()), want.size()) == want);
+  }
 }

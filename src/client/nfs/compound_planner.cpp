@@ -24,12 +24,6 @@ namespace {
 constexpr std::size_t request_overhead = 512;
 constexpr std::size_t reply_overhead = 256;
 
-std::size_t encoded_size(const nfs_argop4& op) {
-  xdr::encoder e;
-  xdr::encode(e, op);
-  return e.size();
-}
-
 std::size_t depth(std::string_view p) { return split_path(p).size(); }
 
 /// Components `a` and `b` share from the root.
@@ -50,9 +44,12 @@ struct position {
 
 /// One COMPOUND being packed, then sent.
 struct compound {
-  std::vector<planned_item> items;  ///< what it carries (to pack again under a lower limit)
+  /// What it carries, to pack again under a lower limit: each item without its operations,
+  /// which are ops[item_begins[i], item_ends[i]) (after the navigation placed before them).
+  std::vector<planned_item> items;
   std::vector<planned_op> ops;
-  std::vector<std::size_t> item_ends;  ///< per item: the index in ops past its last operation
+  std::vector<std::size_t> item_begins;  ///< per item: the index in ops of its first operation
+  std::vector<std::size_t> item_ends;    ///< per item: the index in ops past its last operation
   std::size_t request_bytes = request_overhead;
   std::size_t reply_bytes = reply_overhead;
   bool needs_cache = false;
@@ -68,7 +65,8 @@ class packer {
  public:
   packer(const channel_attrs4& limits, const nfs_fh4& root) : limits_(limits), root_(root) {}
 
-  /// Places `item`; false if it does not fit even in an empty COMPOUND (error in `ec`).
+  /// Places `item`, which it takes (moved from) on success; false if it does not fit even
+  /// in an empty COMPOUND (error in `ec`; `item` is left as it was).
   bool place(planned_item& item, std::error_code& ec) {
     if (compounds_.empty()) start_compound();
     for (int attempt = 0; attempt < 2; ++attempt) {
@@ -99,16 +97,18 @@ class packer {
       std::size_t owner = item.ops.empty() ? 0 : item.ops.front().owner;
       for (auto& o : nav) o.owner = owner;
       order(item, c);
-      c.items.push_back(item);
       for (auto& o : nav) c.ops.push_back(std::move(o));
+      c.item_begins.push_back(c.ops.size());
       for (auto& o : item.ops) c.ops.push_back(std::move(o));
       c.item_ends.push_back(c.ops.size());
+      item.ops.clear();
+      c.items.push_back(std::move(item));
       c.request_bytes += req;
       c.reply_bytes += rep;
       c.needs_cache = cache;
       c.cur = trial_state.cur;
       c.saved = trial_state.saved;
-      after(item, c);
+      after(c.items.back(), c);
       return true;
     }
     ec = std::error_code(nfsstat4::NFS4ERR_REP_TOO_BIG);
@@ -123,6 +123,14 @@ class packer {
   }
 
  private:
+  /// The encoded size of `op`: encoded into sizer_, which keeps its buffers, so that sizing
+  /// allocates nothing once they are large enough.
+  std::size_t encoded_size(const nfs_argop4& op) {
+    sizer_.truncate({});
+    xdr::encode(sizer_, op);
+    return sizer_.size();
+  }
+
   // ---- navigation
 
   static planned_op op(nfs_argop4 a, std::size_t reply = 32) { return planned_op{std::move(a), 0, reply, {}}; }
@@ -258,6 +266,7 @@ class packer {
 
   channel_attrs4 limits_;
   nfs_fh4 root_;
+  xdr::encoder sizer_;
   std::vector<compound> compounds_;
   std::unordered_set<std::string> modified_, modified_ancestors_;
   std::vector<std::string> current_mods_;  ///< paths the COMPOUND being filled changes
@@ -470,7 +479,10 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
   void repack(compound& c) {
     packer p(packing_limits(), root);
     std::error_code ec;
-    for (auto& item : c.items) {
+    for (std::size_t i = 0; i < c.items.size(); ++i) {
+      planned_item item = c.items[i];
+      item.ops.assign(c.ops.begin() + static_cast<std::ptrdiff_t>(c.item_begins[i]),
+                      c.ops.begin() + static_cast<std::ptrdiff_t>(c.item_ends[i]));
       if (!p.place(item, ec)) break;
     }
     auto again = p.take();
@@ -481,7 +493,7 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
       count(c, -1);
       if (ec) {
         stopped = true;
-        if (!c.items.empty() && !c.items.front().ops.empty()) fail(c.items.front().ops.front().owner, ec);
+        if (!c.items.empty()) fail(c.ops[c.item_begins.front()].owner, ec);
       }
       if (!again.empty()) again.front()->barrier = true;  // in the refused one's place
       if (!again.empty() && c.commits) again.back()->commits = again.back()->barrier = true;
