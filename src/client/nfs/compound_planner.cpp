@@ -493,7 +493,8 @@ struct plan_run : std::enable_shared_from_this<plan_run> {
       count(c, -1);
       if (ec) {
         stopped = true;
-        if (!c.items.empty()) fail(c.ops[c.item_begins.front()].owner, ec);
+        if (!c.items.empty() && c.item_begins.front() < c.item_ends.front())
+          fail(c.ops[c.item_begins.front()].owner, ec);
       }
       if (!again.empty()) again.front()->barrier = true;  // in the refused one's place
       if (!again.empty() && c.commits) again.back()->commits = again.back()->barrier = true;
