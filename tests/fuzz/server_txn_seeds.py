@@ -32,8 +32,6 @@ def txn(action, txnid=0):
 ONE, BEGIN, JOIN, COMMIT, ABORT, STATUS = 1, 2, 3, 4, 5, 6
 PUTROOTFH = u32(24)
 SAVEFH = u32(32)
-RESTOREFH = u32(31)
-GETFH = u32(10)
 GETATTR = u32(9) + u32(1) + u32(1 << 4 | 1 << 1)  # type, size
 
 
@@ -89,11 +87,11 @@ def copy(length):
 
 
 SEEDS = {
-    # One COMPOUND, every kind of change, then a failing LOOKUP: all of it rolled back.
+    # One COMPOUND of creations and a write, then a failing LOOKUP: all of it rolled back.
     "txn-one-rollback": [txn(ONE), PUTROOTFH, mkdir(b"tdir"), PUTROOTFH, open_file(b"tfile"),
                          write(0, b"x" * 100), CLOSE, PUTROOTFH, symlink(b"tlink", b"file"),
                          PUTROOTFH, lookup(b"missing")],
-    # Overwrite, attributes, remove, rename, link: committed.
+    # Overwrite, attributes, remove, rename: committed.
     "txn-one-commit": [txn(ONE), PUTROOTFH, open_file(b"file", truncate=True), write(0, b"new bytes"), CLOSE,
                        setattr(MODE_0600), PUTROOTFH, remove(b"link"), PUTROOTFH, SAVEFH,
                        rename(b"dir", b"dir2"), GETATTR],
