@@ -102,6 +102,12 @@ function(_vnfs_dependency_rules deps pc_requires_var)
           "\nfind_dependency(PkgConfig)\npkg_check_modules(${prefix} REQUIRED IMPORTED_TARGET ${module})")
       endif()
       list(APPEND requires ${module})
+    elseif(dep STREQUAL "ZLIB::ZLIB")
+      # vnfsd's transaction journal checksums its records with zlib's CRC-32.
+      if(NOT config MATCHES "ZLIB")
+        string(APPEND config "\nfind_dependency(ZLIB)")
+      endif()
+      list(APPEND requires zlib)
     elseif(NOT dep MATCHES "^(Threads::Threads|Boost::headers|Boost::boost)$")
       message(WARNING "vnfs packaging: ${dep}, linked by the installed libraries, is not found by "
                       "vnfsConfig.cmake nor required by a .pc file: add it in cmake/vnfs_install.cmake")

@@ -16,8 +16,9 @@ DEMO_PACKAGES=(
   # links 3-4 times faster than GNU ld, where it is installed)
   g++ cmake ninja-build pkg-config lld
   # libraries the SDK and vnfsd build against (find_package / pkg_check_modules REQUIRED in
-  # CMakeLists.txt): Boost with program_options, OpenSSL, libtirpc
+  # CMakeLists.txt): Boost with program_options, OpenSSL, libtirpc, zlib
   libboost-dev libboost-program-options-dev libtirpc-dev libssl-dev
+  zlib1g-dev  # vnfsd: CRC-32 of its transaction journal
   libibverbs-dev librdmacm-dev  # RPC-over-RDMA: the verbs fabric provider (transport/, REQUIRED)
   # configured with the default preset whatever is built: adapters/archive and adapters/bdb
   # (REQUIRED), tests/ (Catch2 and a Python 3 interpreter, REQUIRED while BUILD_TESTING is on)

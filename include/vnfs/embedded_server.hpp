@@ -87,7 +87,8 @@ struct server_options {
   /// operation as a server without it would (NFS4ERR_OP_ILLEGAL); a crash's journal is
   /// still rolled back at start-up either way.
   bool transactions = true;
-  /// Bytes of backups one transaction may make (overwritten ranges, truncated tails);
+  /// Bytes of backups one transaction may make (overwritten ranges, truncated tails) and of
+  /// writes it may defer to its commit (docs/transactions.md, redo);
   /// past it the operation fails with NFS4ERR_NOSPC and the transaction rolls back.
   std::uint64_t txn_max_backup_bytes = std::uint64_t(1) << 30;
   /// For crash tests only: the server process exits abruptly (_exit(86)) at its Nth

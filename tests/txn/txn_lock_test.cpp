@@ -8,9 +8,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "server/txn/lock_table.hpp"
 #include "stateful_client.hpp"
@@ -405,6 +408,55 @@ TEST_CASE("the lock table: wait-die by age, wounds for idle holders, pins of pla
   CHECK(t.size() == 0);
   CHECK(t.enter_plain());
   t.leave_plain(true);
+}
+
+TEST_CASE("the lock table: a committed holder keeps what awaits its checkpoint, shared, and changers wait for it",
+          "[txn][lock]") {
+  using namespace vnfs::server::txn;
+  using std::chrono::milliseconds;
+  lock_table t;
+  const object_key k{1, 10}, dir{1, 20};
+  const lock_request s{k, lock_mode::shared}, x{k, lock_mode::exclusive}, xdir{dir, lock_mode::exclusive};
+  const std::uint64_t old = t.enroll(100), committed = t.enroll(200), young = t.enroll(300);
+  std::uint64_t victim = 0;
+  REQUIRE(t.lock(committed, std::span(&x, 1), victim) == lock_table::verdict::granted);
+  REQUIRE(t.lock(committed, std::span(&xdir, 1), victim) == lock_table::verdict::granted);
+  t.set_busy(committed, false);
+  // Idle and younger: an older requester would wound it. Committed, keeping k: its other
+  // lock goes at once, k stays locked shared.
+  const object_key keep[] = {k};
+  t.set_committed(committed, keep);
+  CHECK(t.lock(young, std::span(&xdir, 1), victim) == lock_table::verdict::granted);
+  t.release(young);
+  CHECK(t.pin(std::span(&s, 1), false, milliseconds(0)));  // a reader passes
+  t.unpin(std::span(&s, 1));
+  const std::uint64_t young2 = t.enroll(400);
+  std::atomic<int> granted{0};
+  std::vector<std::thread> waiters;
+  waiters.emplace_back([&] {
+    std::uint64_t v = 0;
+    if (t.lock(old, std::span(&x, 1), v) == lock_table::verdict::granted) ++granted;  // no wound
+    t.release(old);
+  });
+  waiters.emplace_back([&] {
+    std::uint64_t v = 0;
+    if (t.lock(young2, std::span(&x, 1), v) == lock_table::verdict::granted) ++granted;  // no die
+    t.release(young2);
+  });
+  waiters.emplace_back([&] {
+    // A plain COMPOUND that holds pins already is refused by a running transaction, but
+    // waits for a committed one.
+    if (t.pin(std::span(&x, 1), false, milliseconds(0))) {
+      ++granted;
+      t.unpin(std::span(&x, 1));
+    }
+  });
+  std::this_thread::sleep_for(milliseconds(50));
+  CHECK(granted == 0);  // all three wait
+  t.release(committed);
+  for (auto& w : waiters) w.join();
+  CHECK(granted == 3);
+  CHECK(t.size() == 0);
 }
 
 TEST_CASE("a txnid has one outcome: a dying single-COMPOUND transaction leaves none, an ended one is not begun again",

@@ -9,8 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 
 #include "stateful_client.hpp"
 #include "test_pattern.hpp"
@@ -233,7 +236,7 @@ TEST_CASE("a transaction whose last operation fails leaves the export as it was"
     CHECK(status_at(r, 1) == nfsstat4::NFS4_OK);
     for (std::size_t k = 0; k < n; ++k) CHECK(status_at(r, t.at(k)) == nfsstat4::NFS4_OK);
     CHECK(tree_digest(dir) == before);
-    CHECK(vnfs::txn_test::state_leftovers(srv.export_dir()).empty());
+    CHECK(vnfs::txn_test::state_leftovers(srv.export_dir(), false).empty());
 
     // The same operations without the failure commit, and change the tree.
     const std::string wd2 = new_workdir(srv, "tx");
@@ -243,7 +246,7 @@ TEST_CASE("a transaction whose last operation fails leaves the export as it was"
     COMPOUND4res ok = t2.run(cc.ops(t2), cc.minor);
     REQUIRE(ok.status == nfsstat4::NFS4_OK);
     CHECK(tree_digest(srv.export_dir() / wd2) != before2);
-    CHECK(vnfs::txn_test::state_leftovers(srv.export_dir()).empty());
+    CHECK(vnfs::txn_test::state_leftovers(srv.export_dir(), false).empty());
   }
 }
 
@@ -356,7 +359,100 @@ TEST_CASE("committed transactions leave exactly their changes", "[txn]") {
   CHECK(std::filesystem::file_size(dir / "f") == 100);
   CHECK(std::filesystem::hard_link_count(dir / "f2") == 1);
   CHECK_FALSE(std::filesystem::exists(dir / "a"));
-  CHECK(vnfs::txn_test::state_leftovers(srv.export_dir()).empty());
+  CHECK(vnfs::txn_test::state_leftovers(srv.export_dir(), false).empty());
+}
+
+TEST_CASE("overwrites deferred to the commit (redo) change nothing before it and exactly their bytes at it", "[txn]") {
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "tx");
+  const auto dir = srv.export_dir() / wd;
+  populate(dir);
+  txn_client t(srv, wd);
+  t.next_id = 900'000;  // txnids no other test case of this server uses: journal_of() finds ours
+  // The records of the journal that transaction `id` wrote, if it wrote one.
+  const auto journal_of = [&](std::uint64_t id) -> std::optional<server::txn::journal_contents> {
+    const auto state = srv.export_dir() / ".vnfsd-txn";
+    std::optional<server::txn::journal_contents> found;
+    const int sfd = ::open(state.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (sfd < 0) return found;
+    for (const auto& e : std::filesystem::directory_iterator(state)) {
+      const std::string ext = e.path().extension().string();
+      if (ext != ".j0" && ext != ".j1") continue;
+      std::error_code ec;
+      server::txn::journal_contents j = server::txn::read_journal(sfd, e.path().filename().string(), ec);
+      if (!ec && !j.records.empty() && std::get<server::txn::rec_begin>(j.records.front()).client_txnid == id)
+        found = std::move(j);
+    }
+    ::close(sfd);
+    return found;
+  };
+  const auto count = [](const server::txn::journal_contents& j, auto kind) {
+    return std::count_if(j.records.begin(), j.records.end(),
+                         [](const server::txn::record& r) { return std::holds_alternative<decltype(kind)>(r); });
+  };
+  const auto fresh = pattern(3000, 41), tail = pattern(2500, 42);
+  // "f" truncated by its OPEN and written from 0 (a vwrite overwriting it), "b" written past
+  // its end: the planner sees the whole COMPOUND, no operation reads either file, so both
+  // are deferred. Then a WRITE with a stateid no server made fails at run time.
+  std::vector<nfs_argop4> ops{SAVEFH4args{},
+                              open_args(t.c, "f", true, 0),
+                              write_args(0, fresh),
+                              CLOSE4args{0, stateid4{1, {}}},
+                              RESTOREFH4args{},
+                              open_args(t.c, "b", false),
+                              write_args(6000, tail),
+                              CLOSE4args{0, stateid4{1, {}}}};
+  {
+    INFO("failing at a later operation");
+    const std::string before = settled_digest(dir);
+    std::vector<nfs_argop4> failing = ops;
+    failing.pop_back();
+    WRITE4args bad = write_args(0, tail);
+    bad.stateid = stateid4{1, {std::byte{7}, std::byte{7}, std::byte{7}}};
+    failing.push_back(bad);
+    const std::uint64_t id = t.next_id;
+    const COMPOUND4res r = t.run(failing);
+    REQUIRE(r.status != nfsstat4::NFS4_OK);
+    CHECK(r.resarray.size() == t.at(failing.size() - 1) + 1);  // it failed at that WRITE
+    CHECK(settled_digest(dir) == before);
+    CHECK_FALSE(journal_of(id));  // nothing to undo: no record, no backup was ever written
+  }
+  const std::uint64_t id = t.next_id;
+  REQUIRE(t.run(ops).status == nfsstat4::NFS4_OK);
+  const auto read_all = [&](const char* n) {
+    std::ifstream in(dir / n, std::ios::binary);
+    std::string s((std::istreambuf_iterator<char>(in)), {});
+    return std::vector<std::byte>(reinterpret_cast<const std::byte*>(s.data()),
+                                  reinterpret_cast<const std::byte*>(s.data()) + s.size());
+  };
+  CHECK(read_all("f") == fresh);  // cut where the new bytes end
+  std::vector<std::byte> b = pattern(7000, 3);
+  b.resize(6000);
+  b.insert(b.end(), tail.begin(), tail.end());
+  CHECK(read_all("b") == b);
+  const auto j = journal_of(id);
+  REQUIRE(j);
+  CHECK(j->committed());
+  CHECK(count(*j, server::txn::rec_redo_write{}) == 2);
+  CHECK(count(*j, server::txn::rec_range{}) == 0);  // no backups
+  CHECK(count(*j, server::txn::rec_attrs{}) == 0);
+  // Right after the commit, a plain READ sees the new bytes (its checkpoint may still run).
+  COMPOUND4res rd = t.c.run({LOOKUP4args{"f"}, READ4args{stateid4{}, 0, 5000}});
+  REQUIRE(rd.status == nfsstat4::NFS4_OK);
+  const auto& got = result_at<READ4res>(rd, rd.resarray.size() - 1).resok4.data;
+  CHECK(std::vector<std::byte>(got.begin(), got.end()) == fresh);
+
+  // A file whose WRITEs carry 256 KiB or more keeps undo: a range backup.
+  const auto big = pattern(300 * 1024, 43);
+  write_local(dir / "big", pattern(300 * 1024, 44));
+  const std::uint64_t undo_id = t.next_id;
+  REQUIRE(t.run({open_args(t.c, "big", false), write_args(0, big), CLOSE4args{0, stateid4{1, {}}}}).status ==
+          nfsstat4::NFS4_OK);
+  CHECK(read_all("big") == big);
+  const auto u = journal_of(undo_id);
+  REQUIRE(u);
+  CHECK(count(*u, server::txn::rec_range{}) == 1);
+  CHECK(count(*u, server::txn::rec_redo_write{}) == 0);
 }
 
 TEST_CASE("a transaction's OPEN after a SETATTR looks its name up with the permissions it then has", "[txn]") {

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "server/fs/directory.hpp"
 #include "server/fs/export_root.hpp"
 #include "server/fs/unique_fd.hpp"
 #include "server/txn/journal.hpp"
@@ -25,6 +26,7 @@
 #include "server/txn/manager.hpp"
 #include "state_leftovers.hpp"
 #include "vnfs/test/temp_dir.hpp"
+#include "vnfs/xdr/encoder.hpp"
 
 using namespace vnfs;
 using nfs4::txn_outcome4;
@@ -44,6 +46,39 @@ void write_journal(const std::filesystem::path& state, const std::string& name, 
   std::error_code ec;
   w.sync(ec);
   REQUIRE(!ec);
+}
+
+/// A journal as an older vnfsd wrote it, with FNV-1a checksums: "VNFSTXN2" (header with
+/// generation `gen`, records with it), or for `gen` 0 "VNFSTXN1" (no generations).
+std::string legacy_journal(std::uint64_t gen, const std::vector<txn::record>& records) {
+  auto fnv1a = [](std::span<const std::byte> b) {
+    std::uint32_t h = 2166136261u;
+    for (std::byte c : b) h = (h ^ std::to_integer<std::uint32_t>(c)) * 16777619u;
+    return h;
+  };
+  xdr::encoder out;
+  if (gen == 0) {
+    out.put_fixed_opaque(std::as_bytes(std::span("VNFSTXN1", 8)));
+  } else {
+    xdr::encoder g;
+    g.put_u64(gen);
+    const std::vector<std::byte> gen_bytes = g.flatten();
+    out.put_fixed_opaque(std::as_bytes(std::span("VNFSTXN2", 8)));
+    out.put_fixed_opaque(gen_bytes);
+    out.put_u32(fnv1a(gen_bytes));
+  }
+  for (const txn::record& r : records) {
+    xdr::encoder body;
+    body.put_u32(static_cast<std::uint32_t>(r.index()));
+    std::visit([&](const auto& v) { xdr::encode(body, v); }, r);
+    const std::vector<std::byte> b = body.flatten();
+    out.put_u32(static_cast<std::uint32_t>(b.size()));
+    out.put_u32(fnv1a(b));
+    if (gen != 0) out.put_u64(gen);
+    out.put_fixed_opaque(b);  // padded to 4 bytes
+  }
+  const std::vector<std::byte> all = out.flatten();
+  return std::string(reinterpret_cast<const char*>(all.data()), all.size());
 }
 
 std::set<std::string> names_in(const std::filesystem::path& d) {
@@ -107,7 +142,7 @@ TEST_CASE("recovery undoes only the newest journal of a slot, sweeps graves and 
   // removed "z" (its grave holds it): undone, "y" goes, "z" comes back from the grave.
   write_file(root / "y", "y");
   write_file(state / "g8.0", "zzz");
-  write_journal(state, "s1.j0", 3, {begin(103), txn::rec_commit{}});
+  write_file(state / "s1.j0", legacy_journal(3, {begin(103), txn::rec_commit{}}));  // as vnfsd wrote it before CRC-32
   write_journal(state, "s1.j1", 8, {begin(108), created("y"), removed("z", "g8.0")});
   write_file(state / "s1.data", "");
 
@@ -120,26 +155,40 @@ TEST_CASE("recovery undoes only the newest journal of a slot, sweeps graves and 
   write_file(state / "s2.j0", "");
   write_file(root / "v", "v");
   {
-    std::string v1 = "VNFSTXN1";
-    // Records as the format before slots wrote them: length, FNV-1a, body (no generation).
-    // Written through the current writer and stripped of the 12 header bytes and the 8
-    // generation bytes of each record, which is exactly that format.
-    write_journal(state, "legacy.tmp", 1, {begin(110), created("v")});
-    std::ifstream in(state / "legacy.tmp", std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), {});
-    std::filesystem::remove(state / "legacy.tmp");
-    std::size_t at = 20;
-    while (at + 16 <= bytes.size()) {
-      const std::uint32_t len = (std::uint32_t(std::uint8_t(bytes[at])) << 24) | (std::uint32_t(std::uint8_t(bytes[at + 1])) << 16) |
-                                (std::uint32_t(std::uint8_t(bytes[at + 2])) << 8) | std::uint32_t(std::uint8_t(bytes[at + 3]));
-      v1 += bytes.substr(at, 8);
-      v1 += bytes.substr(at + 16, (len + 3) & ~3u);
-      at += 16 + ((len + 3) & ~3u);
-    }
+    const std::string v1 = legacy_journal(0, {begin(110), created("v")});
     write_file(state / "t0000000000000001.journal", v1);
     write_file(state / "t0000000000000001.data", "");
   }
   REQUIRE(read(state, "t0000000000000001.journal").records.size() == 2);
+
+  // Slot 3: generation 11 committed with redo records and no checkpoint: its changes may not
+  // be in place ("r" still holds what it held before; "q" was not cut): replayed. Slot 4:
+  // generation 12 committed with a redo record and its checkpoint; "r2" changed after it:
+  // not replayed.
+  write_file(root / "r", "old contents of r");
+  write_file(root / "q", "qqqq");
+  write_file(root / "r2", "changed after the checkpoint");
+  {
+    server::fs::export_root exp(root);
+    auto fh = [&](const char* n) {
+      std::error_code ec;
+      server::fs::object o = server::fs::lookup(exp.root(), n, ec);
+      REQUIRE(!ec);
+      std::vector<std::byte> h = exp.fh_of(o, ec);
+      REQUIRE(!ec);
+      return h;
+    };
+    const std::string data = "NEW";
+    const std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(data.data()),
+                                       reinterpret_cast<const std::byte*>(data.data()) + data.size());
+    write_journal(state, "s3.j0", 11, {begin(111), txn::rec_redo_write{fh("r"), 0, true, bytes},
+                                       txn::rec_redo_size{fh("q"), 2}, txn::rec_commit{}});
+    write_journal(state, "s4.j0", 12, {begin(112), txn::rec_redo_write{fh("r2"), 0, true, bytes},
+                                       txn::rec_commit{}, txn::rec_checkpoint{}});
+  }
+  for (const char* f : {"s3.j1", "s3.data", "s4.j1", "s4.data"}) write_file(state / f, "");
+  REQUIRE(read(state, "s3.j0").pending());
+  REQUIRE_FALSE(read(state, "s4.j0").pending());
 
   for (int round = 0; round < 2; ++round) {
     INFO("recovery " << round + 1);
@@ -152,7 +201,19 @@ TEST_CASE("recovery undoes only the newest journal of a slot, sweeps graves and 
     CHECK(std::filesystem::hard_link_count(root / "z") == 1);
     CHECK(std::filesystem::hard_link_count(root / "w-link") == 1);
     CHECK_FALSE(std::filesystem::exists(root / "v"));
-    CHECK(names_in(state) == std::set<std::string>{"outcomes", "s0.data", "s0.j0", "s0.j1", "s1.data", "s1.j0", "s1.j1"});
+    auto contents = [&](const char* n) {
+      std::ifstream in(root / n, std::ios::binary);
+      return std::string((std::istreambuf_iterator<char>(in)), {});
+    };
+    CHECK(contents("r") == "NEW");
+    CHECK(contents("q") == "qq");
+    CHECK(contents("r2") == "changed after the checkpoint");
+    CHECK(read(state, "s3.j0").committed());
+    CHECK_FALSE(read(state, "s3.j0").pending());  // checkpointed by the first recovery
+    CHECK(m.outcome_of(111) == txn_outcome4::TXN_COMMITTED);
+    CHECK(m.outcome_of(112) == txn_outcome4::TXN_COMMITTED);
+    CHECK(names_in(state) == std::set<std::string>{"outcomes", "s0.data", "s0.j0", "s0.j1", "s1.data", "s1.j0", "s1.j1",
+                                                   "s3.data", "s3.j0", "s3.j1", "s4.data", "s4.j0", "s4.j1"});
     CHECK(vnfs::txn_test::state_leftovers(root).empty());
     CHECK(read(state, "s1.j1").ended());
     CHECK(m.outcome_of(107) == txn_outcome4::TXN_COMMITTED);

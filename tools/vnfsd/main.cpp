@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
        "start without a grace period, forgetting the clients of earlier runs")
       ("no-transactions", "refuse transactional COMPOUNDs as a server without the extension does")
       ("txn-max-backup-mib", po::value<std::uint64_t>()->value_name("MIB"),
-       "backups one transaction may make (default 1024)")
+       "backups and deferred writes one transaction may keep (default 1024)")
       ("txn-max-age", po::value<unsigned>()->value_name("SECONDS"),
        "how long a transaction spanning COMPOUNDs may stay open, and how long after its first "
        "begin a transaction run again keeps its age (default 120)")

@@ -184,6 +184,19 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
   nfs4::WRITE4res res;
   data_fd fd;
   res.status = validate_io(ctx, ctx.current, a.stateid, true, fd);
+  if (res.status == nfsstat4::NFS4_OK && ctx.txn && ctx.txn->redo_for(ctx.current.obj)) {
+    // Deferred to the commit (txn/transaction.hpp, redo): the file does not change before.
+    if (a.offset > max_file_offset || a.data.size() > max_file_offset - a.offset) {
+      res.status = nfsstat4::NFS4ERR_FBIG;
+    } else if (std::error_code ec = ctx.txn->defer_write(ctx.current.obj, a.offset, a.data)) {
+      res.status = to_nfsstat(ec);
+    } else {
+      res.resok4.count = static_cast<nfs4::count4>(a.data.size());
+      res.resok4.committed = a.stable;
+      res.resok4.writeverf = ctx.server.write_verifier;
+    }
+    return res;
+  }
   if (res.status == nfsstat4::NFS4_OK && ctx.txn)
     if (std::error_code ec = ctx.txn->protect_data(ctx.current.obj, a.offset, a.data.size()))
       res.status = to_nfsstat(ec);

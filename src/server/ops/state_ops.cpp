@@ -282,7 +282,9 @@ nfs4::OPEN4res handle(compound_context& ctx, const nfs4::OPEN4args& a) {
   if (access & nfs4::OPEN4_SHARE_ACCESS_READ) req.read_fd = fd;
   if (access & nfs4::OPEN4_SHARE_ACCESS_WRITE) req.write_fd = fd;
 
-  if (truncate) {
+  if (truncate && ctx.txn && ctx.txn->redo_for(file)) {
+    ctx.txn->defer_truncate(file);  // to the commit (txn/transaction.hpp, redo)
+  } else if (truncate) {
     if (ctx.txn)
       if (std::error_code pe = ctx.txn->protect_data(file, 0, UINT64_MAX)) return fail(to_nfsstat(pe));
     if (ctx.truncation_may_wait && req.write_fd) {

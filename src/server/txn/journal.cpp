@@ -2,11 +2,17 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <climits>
+
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
+
+#include <zlib.h>
 
 #include "server/fs/unique_fd.hpp"
 #include "vnfs/xdr/decoder.hpp"
@@ -16,14 +22,16 @@ namespace vnfs::server::txn {
 
 namespace {
 
-// File layout: a 20-byte header, then records. The header: "VNFSTXN2", u64 generation,
-// u32 FNV-1a of the generation's 8 bytes. Each record:
-//   u32 length of the body, u32 FNV-1a of the body, u64 generation, body = u32 record
+// File layout: a 20-byte header, then records. The header: "VNFSTXN3", u64 generation,
+// u32 CRC-32 (zlib's) of the generation's 8 bytes. Each record:
+//   u32 length of the body, u32 CRC-32 of the body, u64 generation, body = u32 record
 //   index + XDR fields.
-// The format before generations ("VNFSTXN1", one transaction per file, a journal made and
-// removed for each) had an 8-byte header and records without the generation; it is still
-// read, so that recovery finishes what a crash of an older vnfsd left.
-constexpr std::array<char, 8> header = {'V', 'N', 'F', 'S', 'T', 'X', 'N', '2'};
+// Earlier formats are still read, so that recovery finishes what a crash of an older vnfsd
+// left: "VNFSTXN2" is the same with FNV-1a for CRC-32 (too slow for redo records, which
+// carry file data); "VNFSTXN1" (one transaction per file, a journal made and removed for
+// each) had an 8-byte header and FNV-1a records without the generation.
+constexpr std::array<char, 8> header = {'V', 'N', 'F', 'S', 'T', 'X', 'N', '3'};
+constexpr std::array<char, 8> header_v2 = {'V', 'N', 'F', 'S', 'T', 'X', 'N', '2'};
 constexpr std::array<char, 8> header_v1 = {'V', 'N', 'F', 'S', 'T', 'X', 'N', '1'};
 constexpr std::size_t header_size = 20;
 constexpr std::uint32_t max_record = 1u << 20;
@@ -36,6 +44,17 @@ std::uint32_t fnv1a(std::span<const std::byte> b) {
   return h;
 }
 
+/// zlib's CRC-32 of `b`, continuing `crc` (0 to start).
+std::uint32_t crc32_of(std::span<const std::byte> b, std::uint32_t crc = 0) {
+  uLong c = crc;
+  while (!b.empty()) {
+    const std::size_t n = std::min<std::size_t>(b.size(), 1u << 30);
+    c = ::crc32(c, reinterpret_cast<const Bytef*>(b.data()), static_cast<uInt>(n));
+    b = b.subspan(n);
+  }
+  return static_cast<std::uint32_t>(c);
+}
+
 std::vector<std::byte> encode_header(std::uint64_t gen) {
   xdr::encoder g;
   g.put_u64(gen);
@@ -43,7 +62,7 @@ std::vector<std::byte> encode_header(std::uint64_t gen) {
   xdr::encoder e;
   e.put_fixed_opaque(std::as_bytes(std::span(header)));
   e.put_fixed_opaque(gen_bytes);
-  e.put_u32(fnv1a(gen_bytes));
+  e.put_u32(crc32_of(gen_bytes));
   return e.flatten();
 }
 
@@ -54,7 +73,7 @@ std::vector<std::byte> encode_record(const record& r, std::uint64_t gen) {
   std::vector<std::byte> b = body.flatten();
   xdr::encoder framed;
   framed.put_u32(static_cast<std::uint32_t>(b.size()));
-  framed.put_u32(fnv1a(b));
+  framed.put_u32(crc32_of(b));
   framed.put_u64(gen);
   framed.put_fixed_opaque(b);
   return framed.flatten();
@@ -82,6 +101,34 @@ void journal_writer::append(const record& r) {
   pending_.insert(pending_.end(), b.begin(), b.end());
 }
 
+void journal_writer::append_write(std::span<const std::byte> fh, std::uint64_t offset, bool cut,
+                                  std::span<const std::byte> data) {
+  // The body as xdr::encode(rec_redo_write) lays it out: index, fh, offset, cut, data; the
+  // frame, the fields and the padding go into pending_, the data stays where it is.
+  xdr::encoder head;
+  head.put_u32(static_cast<std::uint32_t>(record(rec_redo_write{}).index()));
+  head.put_opaque(fh);
+  head.put_u64(offset);
+  head.put_bool(cut);
+  head.put_u32(static_cast<std::uint32_t>(data.size()));
+  const std::vector<std::byte> h = head.flatten();
+  static constexpr std::byte zeros[4] = {};
+  const std::span<const std::byte> pad(zeros, (4 - data.size() % 4) % 4);
+  const std::size_t body = h.size() + data.size() + pad.size();
+  xdr::encoder frame;
+  frame.put_u32(static_cast<std::uint32_t>(body));
+  frame.put_u32(crc32_of(pad, crc32_of(data, crc32_of(h))));
+  frame.put_u64(gen_);
+  const std::vector<std::byte> f = frame.flatten();
+  pending_.insert(pending_.end(), f.begin(), f.end());
+  pending_.insert(pending_.end(), h.begin(), h.end());
+  if (!data.empty()) {
+    referenced_.push_back({pending_.size(), data});
+    referenced_bytes_ += data.size();
+  }
+  pending_.insert(pending_.end(), pad.begin(), pad.end());
+}
+
 void journal_writer::sync(std::error_code& ec) {
   write(ec);
   if (ec) return;
@@ -93,23 +140,44 @@ void journal_writer::sync(std::error_code& ec) {
 }
 
 void journal_writer::written_durable() {
-  size_ += pending_.size();
+  size_ += pending_.size() + referenced_bytes_;
   pending_.clear();
+  referenced_.clear();
+  referenced_bytes_ = 0;
 }
 
 void journal_writer::write(std::error_code& ec) {
   wrote_ = true;
-  // Positional: a write cut short by an error is written again whole from size_.
-  std::span<const std::byte> b(pending_);
-  for (auto at = static_cast<off_t>(size_); !b.empty();) {
-    ssize_t n = ::pwrite(fd_, b.data(), b.size(), at);
+  // Positional: a write cut short by an error is written again whole from size_. The pieces
+  // in file order: pending_'s bytes, with the referenced data in between.
+  std::vector<iovec> iov;
+  std::size_t from = 0;
+  auto add = [&](std::span<const std::byte> b) {
+    if (!b.empty()) iov.push_back({const_cast<std::byte*>(b.data()), b.size()});
+  };
+  for (const by_reference& r : referenced_) {
+    add(std::span(pending_).subspan(from, r.at - from));
+    add(r.data);
+    from = r.at;
+  }
+  add(std::span(pending_).subspan(from));
+  std::size_t first = 0;  // iov[first..] is still to be written
+  for (auto at = static_cast<off_t>(size_); first < iov.size();) {
+    const int count = static_cast<int>(std::min<std::size_t>(iov.size() - first, IOV_MAX));
+    ssize_t n = ::pwritev(fd_, iov.data() + first, count, at);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       ec = n < 0 ? last_error() : std::make_error_code(std::errc::io_error);
       return;
     }
-    b = b.subspan(static_cast<std::size_t>(n));
     at += n;
+    for (auto left = static_cast<std::size_t>(n); left > 0;) {  // past what was written
+      const std::size_t k = std::min(left, iov[first].iov_len);
+      iov[first].iov_base = static_cast<std::byte*>(iov[first].iov_base) + k;
+      iov[first].iov_len -= k;
+      left -= k;
+      if (iov[first].iov_len == 0) ++first;
+    }
   }
   ec.clear();
 }
@@ -135,15 +203,18 @@ journal_contents read_journal(int dirfd, const std::string& name, std::error_cod
   }
   ec.clear();
   std::span<const std::byte> rest(all);
-  bool v1 = false;
+  bool v1 = false, fnv = false;
   if (rest.size() >= header_v1.size() && std::memcmp(rest.data(), header_v1.data(), header_v1.size()) == 0) {
-    v1 = true;
+    v1 = fnv = true;
     rest = rest.subspan(header_v1.size());
   } else {
-    if (rest.size() < header_size || std::memcmp(rest.data(), header.data(), header.size()) != 0) return out;
+    if (rest.size() < header_size) return out;
+    fnv = std::memcmp(rest.data(), header_v2.data(), header_v2.size()) == 0;
+    if (!fnv && std::memcmp(rest.data(), header.data(), header.size()) != 0) return out;
     xdr::decoder h(rest.subspan(header.size(), 12));
     const std::uint64_t gen = h.get_u64();
-    if (h.get_u32() != fnv1a(rest.subspan(header.size(), 8)) || gen == 0) return out;
+    const std::span<const std::byte> gen_bytes = rest.subspan(header.size(), 8);
+    if (h.get_u32() != (fnv ? fnv1a(gen_bytes) : crc32_of(gen_bytes)) || gen == 0) return out;
     out.gen = gen;
     rest = rest.subspan(header_size);
   }
@@ -155,7 +226,7 @@ journal_contents read_journal(int dirfd, const std::string& name, std::error_cod
     if (!v1 && f.get_u64() != out.gen) break;  // another transaction's record
     if (len > max_record || len > rest.size() - frame) break;  // torn
     std::span<const std::byte> body = rest.subspan(frame, len);
-    if (fnv1a(body) != sum) break;
+    if ((fnv ? fnv1a(body) : crc32_of(body)) != sum) break;
     try {
       xdr::decoder d(body);
       out.records.push_back(decode_alternative(d.get_u32(), d));

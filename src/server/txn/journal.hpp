@@ -13,7 +13,9 @@
 // protected was never made.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <system_error>
 #include <variant>
@@ -83,6 +85,31 @@ struct rec_renamed {
   std::string to_name;
   VNFS_XDR_FIELDS(from_dir, from_name, to_dir, to_name)
 };
+/// Redo (docs/transactions.md, "Redo for file data"): after the commit point, write `data`
+/// at `offset` of the file; with `cut`, then cut the file where `data` ends (an OPEN's
+/// truncation followed by this write from offset 0). Written only by a transaction that
+/// defers the file's changes to its commit; ignored in a journal without rec_commit.
+/// Replay: the same, again (idempotent).
+struct rec_redo_write {
+  std::vector<std::byte> fh;
+  std::uint64_t offset{};
+  bool cut{};
+  std::vector<std::byte> data;
+  VNFS_XDR_FIELDS(fh, offset, cut, data)
+};
+/// Redo: after the commit point, set the file's size.
+struct rec_redo_size {
+  std::vector<std::byte> fh;
+  std::uint64_t size{};
+  VNFS_XDR_FIELDS(fh, size)
+};
+/// After rec_commit: the redo records were applied and a syncfs that began afterwards
+/// returned; recovery replays nothing.
+struct rec_checkpoint {
+  std::uint32_t reserved{};
+  VNFS_XDR_FIELDS(reserved)
+};
+
 /// The commit point: every change is on stable storage; nothing is undone any more.
 struct rec_commit {
   std::uint32_t reserved{};
@@ -98,7 +125,11 @@ struct rec_end {
 };
 
 using record = std::variant<rec_begin, rec_attrs, rec_range, rec_created, rec_removed,
-                            rec_rmdir, rec_renamed, rec_commit, rec_end>;
+                            rec_rmdir, rec_renamed, rec_commit, rec_end, rec_redo_write,
+                            rec_redo_size, rec_checkpoint>;
+
+/// The most data one rec_redo_write carries (a longer write takes several).
+inline constexpr std::size_t max_redo_data = 256 * 1024;
 
 /// Writes one transaction's records into a journal file, from its start.
 class journal_writer {
@@ -110,6 +141,10 @@ class journal_writer {
   journal_writer(int fd, std::uint64_t gen, const record& first);
   /// Appends one record in memory (not yet in the file).
   void append(const record& r);
+  /// Appends rec_redo_write{fh, offset, cut, data} (data at most max_redo_data), byte for
+  /// byte as append() would, without copying `data`: it is written from where it is, and
+  /// must stay valid until a write() has made it durable (written_durable(), sync()).
+  void append_write(std::span<const std::byte> fh, std::uint64_t offset, bool cut, std::span<const std::byte> data);
   /// Writes what was appended since the last sync and fdatasyncs the file. On an error
   /// nothing appended counts as durable (the next sync writes it again from where the file
   /// ended).
@@ -129,7 +164,15 @@ class journal_writer {
   int fd_ = -1;
   std::uint64_t gen_ = 0;
   std::uint64_t size_ = 0;           ///< bytes of this transaction in the file
-  std::vector<std::byte> pending_;   ///< appended, not yet written
+  std::vector<std::byte> pending_;   ///< appended, not yet written (but for the data below)
+  /// append_write()'s data, by reference: each goes into the file after the first `at`
+  /// bytes of pending_ (and after the data of earlier entries).
+  struct by_reference {
+    std::size_t at;
+    std::span<const std::byte> data;
+  };
+  std::vector<by_reference> referenced_;
+  std::size_t referenced_bytes_ = 0;
   bool wrote_ = false;               ///< write() was called
 };
 
@@ -140,8 +183,19 @@ class journal_writer {
 struct journal_contents {
   std::uint64_t gen = 0;
   std::vector<record> records;
-  bool committed() const { return !records.empty() && std::holds_alternative<rec_commit>(records.back()); }
+  /// Its commit record is there (followed by nothing, or by its checkpoint).
+  bool committed() const {
+    return !records.empty() && (std::holds_alternative<rec_commit>(records.back()) ||
+                                std::holds_alternative<rec_checkpoint>(records.back()));
+  }
   bool ended() const { return !records.empty() && std::holds_alternative<rec_end>(records.back()); }
+  /// Committed with redo records and no checkpoint: recovery replays them.
+  bool pending() const {
+    if (records.empty() || !std::holds_alternative<rec_commit>(records.back())) return false;
+    return std::any_of(records.begin(), records.end(), [](const record& r) {
+      return std::holds_alternative<rec_redo_write>(r) || std::holds_alternative<rec_redo_size>(r);
+    });
+  }
 };
 
 /// Reads the journal file `name` of the directory `dirfd`. ENOENT if there is no such file.

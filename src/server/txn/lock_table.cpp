@@ -36,6 +36,29 @@ void lock_table::set_busy(std::uint64_t owner, bool busy) {
   cv_.notify_all();
 }
 
+void lock_table::set_committed(std::uint64_t owner, std::span<const object_key> keep) {
+  std::lock_guard g(mu_);
+  owner_state& o = owners_.at(owner);
+  o.committed = o.busy = true;
+  std::vector<object_key> kept;
+  for (const object_key& k : o.held) {
+    auto it = table_.find(k);
+    if (it == table_.end()) continue;
+    entry& e = it->second;
+    const bool keeps = std::find(keep.begin(), keep.end(), k) != keep.end();
+    if (e.exclusive == owner) e.exclusive = 0;
+    std::erase(e.shared, owner);
+    if (keeps) {
+      e.shared.push_back(owner);
+      kept.push_back(k);
+    } else if (e.empty()) {
+      table_.erase(it);
+    }
+  }
+  o.held = std::move(kept);
+  cv_.notify_all();
+}
+
 void lock_table::release(std::uint64_t owner) {
   std::lock_guard g(mu_);
   auto o = owners_.find(owner);
@@ -86,6 +109,8 @@ lock_table::verdict lock_table::lock(std::uint64_t owner, std::span<const lock_r
         }
         break;
       }
+      // A committed holder ends by itself: everyone waits for it.
+      std::erase_if(against, [&](std::uint64_t h) { return owners_.at(h).committed; });
       if (std::any_of(against.begin(), against.end(), [&](std::uint64_t h) { return older(h, owner); })) {
         drop_if_empty(r.key);
         return verdict::die;
@@ -97,7 +122,8 @@ lock_table::verdict lock_table::lock(std::uint64_t owner, std::span<const lock_r
           return verdict::wound;
         }
       }
-      cv_.wait(g);  // younger busy holders end their COMPOUNDs; plain pins end with their operation
+      cv_.wait(g);  // younger busy holders end their COMPOUNDs, committed ones their checkpoint;
+                    // plain pins end with their operation
     }
   }
   return verdict::granted;
@@ -127,6 +153,12 @@ bool lock_table::pin(std::span<const lock_request> reqs, bool may_wait, std::chr
       if (it != table_.end()) holders_against(it->second, 0, r.mode, against);
     }
     if (against.empty()) break;
+    // A committed holder ends by itself, without waiting for anyone: waiting for it while
+    // holding pins can close no cycle.
+    if (std::all_of(against.begin(), against.end(), [&](std::uint64_t h) { return owners_.at(h).committed; })) {
+      cv_.wait(g);
+      continue;
+    }
     if (!may_wait) return false;
     const bool idle = std::any_of(against.begin(), against.end(), [&](std::uint64_t h) { return !owners_.at(h).busy; });
     if (!idle) {

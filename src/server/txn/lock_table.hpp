@@ -57,6 +57,14 @@ class lock_table {
   std::uint64_t age_of(std::uint64_t owner);
   /// Whether a COMPOUND runs in transaction `owner` (an idle one can be wounded).
   void set_busy(std::uint64_t owner, bool busy);
+  /// Transaction `owner` committed, and keeps shared locks on `keep` (objects it holds)
+  /// until its changes to them are durable in place (a redo checkpoint,
+  /// docs/transactions.md): its other locks are released, so others may read these objects
+  /// but not change them. From now on every transaction that conflicts with it waits,
+  /// whatever its age (it can neither be wounded nor make anyone die, and it ends without
+  /// waiting for anything), and so does every plain pin, also one of a COMPOUND that holds
+  /// pins already.
+  void set_committed(std::uint64_t owner, std::span<const object_key> keep);
   /// Releases every lock of `owner` and forgets it.
   void release(std::uint64_t owner);
 
@@ -73,7 +81,8 @@ class lock_table {
 
   /// Pins the requests of one operation of a plain COMPOUND, all or none. With `may_wait`
   /// (the COMPOUND holds no pin yet), waits while a conflicting transaction is busy, and up
-  /// to `idle_wait` for an idle one; without, returns false at once. False: not pinned (the
+  /// to `idle_wait` for an idle one; without, returns false at once, unless every conflicting
+  /// transaction is committed (set_committed): it waits for those. False: not pinned (the
   /// caller answers NFS4ERR_DELAY). True: pinned until unpin().
   bool pin(std::span<const lock_request> reqs, bool may_wait, std::chrono::milliseconds idle_wait);
   void unpin(std::span<const lock_request> reqs);
@@ -94,6 +103,7 @@ class lock_table {
   struct owner_state {
     std::uint64_t age = 0;
     bool busy = true;
+    bool committed = false;  ///< set_committed()
     std::vector<object_key> held;
   };
   /// Transactions other than `owner` whose locks on `e` conflict with `mode`.

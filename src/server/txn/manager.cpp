@@ -16,6 +16,7 @@
 
 #include "server/fs/identity.hpp"
 #include "server/ops/status_mapping.hpp"
+#include "server/txn/redo.hpp"
 #include "server/txn/transaction.hpp"
 #include "server/txn/undo.hpp"
 
@@ -46,12 +47,12 @@ std::vector<std::string> list_names(int state_fd) {
   return out;
 }
 
-/// Rewrites the journal file `fd` with `j`'s records and an end record, durably: the
-/// rollback it records is on stable storage (recovery).
-std::error_code write_ended(int fd, const journal_contents& j, nfs4::txn_outcome4 o) {
+/// Rewrites the journal file `fd` with `j`'s records and `last`, durably: the rollback
+/// (rec_end) or the replay (rec_checkpoint) it records is on stable storage (recovery).
+std::error_code write_ended(int fd, const journal_contents& j, const record& last) {
   journal_writer w(fd, j.gen, j.records.front());
   for (std::size_t i = 1; i < j.records.size(); ++i) w.append(j.records[i]);
-  w.append(rec_end{static_cast<std::uint32_t>(o)});
+  w.append(last);
   std::error_code ec;
   w.sync(ec);
   return ec;
@@ -71,6 +72,58 @@ manager::manager(const fs::export_root& exp, bool enabled, limits lim)
 manager::~manager() {
   // The open transactions roll back while what they use (slots, outcome log) still exists.
   open_.clear();
+  {
+    std::lock_guard g(checkpoint_mu_);
+    stop_checkpoints_ = true;
+  }
+  checkpoint_cv_.notify_all();
+  if (checkpointer_.joinable()) checkpointer_.join();  // it finishes what waits first
+}
+
+void manager::checkpoint_later(std::unique_ptr<transaction> t) {
+  std::vector<object_key> keep;
+  for (const auto& [dev, ino] : t->redo_files()) keep.push_back({dev, ino});
+  locks_.set_committed(t->lock_owner(), keep);
+  std::lock_guard g(checkpoint_mu_);
+  if (!checkpointer_.joinable()) checkpointer_ = std::thread([this] { run_checkpoints(); });
+  to_checkpoint_.push_back(std::move(t));
+  checkpoint_cv_.notify_all();
+}
+
+void manager::run_checkpoints() {
+  for (;;) {
+    std::vector<std::unique_ptr<transaction>> batch;
+    {
+      std::unique_lock g(checkpoint_mu_);
+      checkpoint_cv_.wait(g, [&] { return stop_checkpoints_ || !to_checkpoint_.empty(); });
+      if (to_checkpoint_.empty()) return;
+      batch.swap(to_checkpoint_);
+    }
+    fs::scoped_fs_root as_root;
+    // Fail-stop, as for an undo: the journals stay pending, and recovery replays them.
+    auto stop = [](const std::error_code& ec) {
+      std::fprintf(stderr, "vnfsd: transaction checkpoint failed (%s); exiting so that recovery at start-up finishes it from its journal\n",
+                   ec.message().c_str());
+      ::_exit(87);
+    };
+    // Every change applied before this syncfs began (each commit returned before its
+    // transaction was queued), so it makes them all durable in place.
+    std::error_code ec;
+    const int sfd = state_fd(ec);
+    if (ec) stop(ec);
+    if (::syncfs(sfd) != 0) stop(last_error());  // reports writeback errors (Linux >= 5.8)
+    crash_point();  // applied and durable in place, the journals still pending
+    std::vector<int> fds;
+    for (auto& t : batch) {
+      t->write_checkpoint();
+      fds.push_back(t->journal_fd());
+    }
+    if ((ec = syncer().fsync_all(fds))) stop(ec);
+    for (auto& t : batch) {
+      t->end_checkpoint();
+      locks_.release(t->lock_owner());
+    }
+  }
 }
 
 int manager::state_fd(std::error_code& ec) {
@@ -132,6 +185,7 @@ void manager::recover() {
     int journal_fd = -1;  ///< -1: an old journal (removed by the sweep)
   };
   std::vector<unfinished> to_undo;
+  std::vector<unfinished> to_replay;  ///< committed, its redo records not checkpointed
   std::vector<std::unique_ptr<journal_slot>> slots;
   std::vector<fs::unique_fd> old_data;
   std::uint64_t max_gen = 0, last_entry = 0;
@@ -162,7 +216,10 @@ void manager::recover() {
     const int hi = j[1].gen > j[0].gen ? 1 : 0;
     if (j[hi].gen != 0) s->latest = hi;
     record_end(j[1 - hi]);
-    if (j[hi].committed() || j[hi].ended()) record_end(j[hi]);
+    if (j[hi].pending()) {
+      record_end(j[hi]);
+      to_replay.push_back({std::move(j[hi]), s->data.get(), s->journal[hi].get()});
+    } else if (j[hi].committed() || j[hi].ended()) record_end(j[hi]);
     else if (!j[hi].records.empty()) to_undo.push_back({std::move(j[hi]), s->data.get(), s->journal[hi].get()});
     slots.push_back(std::move(s));
   }
@@ -183,13 +240,22 @@ void manager::recover() {
   for (const unfinished& u : to_undo)
     if (std::error_code e = undo(exp_, sfd, u.data_fd, u.j.records))
       throw std::system_error(e, "txn recovery: cannot roll back a transaction");
-  if (!to_undo.empty() && ::syncfs(sfd) != 0) throw std::system_error(last_error(), "txn recovery: syncfs");
+  // Replay what committed with deferred changes (nothing else can hold the same files: the
+  // transaction kept their locks until its checkpoint).
+  for (const unfinished& u : to_replay)
+    if (std::error_code e = replay(exp_, u.j.records))
+      throw std::system_error(e, "txn recovery: cannot replay a committed transaction");
+  if ((!to_undo.empty() || !to_replay.empty()) && ::syncfs(sfd) != 0)
+    throw std::system_error(last_error(), "txn recovery: syncfs");
+  for (const unfinished& u : to_replay)
+    if (std::error_code e = write_ended(u.journal_fd, u.j, rec_checkpoint{}))
+      throw std::system_error(e, "txn recovery: cannot checkpoint a journal");
   for (unfinished& u : to_undo) {
     u.j.records.push_back(rec_end{static_cast<std::uint32_t>(nfs4::txn_outcome4::TXN_ABORTED)});
     record_end(u.j);
     u.j.records.pop_back();
     if (u.journal_fd >= 0)
-      if (std::error_code e = write_ended(u.journal_fd, u.j, nfs4::txn_outcome4::TXN_ABORTED))
+      if (std::error_code e = write_ended(u.journal_fd, u.j, rec_end{static_cast<std::uint32_t>(nfs4::txn_outcome4::TXN_ABORTED)}))
         throw std::system_error(e, "txn recovery: cannot end a journal");
   }
   if (std::error_code e = log->make_durable(last_entry)) throw std::system_error(e, "txn recovery: cannot sync the outcome log");
@@ -317,6 +383,7 @@ nfs4::nfsstat4 manager::begin_single(std::uint64_t clientid, std::uint64_t clien
   std::error_code ec;
   out = begin(clientid, client_txnid, age, ec);
   if (ec) return status_of(ec);
+  out->set_single_compound();
   std::lock_guard g(mu_);
   running_single_.insert(client_txnid);
   return nfs4::nfsstat4::NFS4_OK;
@@ -332,10 +399,13 @@ nfs4::nfsstat4 manager::end_single(std::unique_ptr<transaction> t, bool ok, bool
   } else {
     t->rollback(!died);
   }
-  std::lock_guard g(mu_);
-  if (died) keep_age(*t);
-  locks_.release(t->lock_owner());
-  running_single_.erase(running_single_.find(t->client_txnid()));
+  {
+    std::lock_guard g(mu_);
+    if (died) keep_age(*t);
+    running_single_.erase(running_single_.find(t->client_txnid()));
+  }
+  if (t->awaiting_checkpoint()) checkpoint_later(std::move(t));
+  else locks_.release(t->lock_owner());
   return result;
 }
 

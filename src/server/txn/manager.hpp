@@ -15,6 +15,8 @@
 #include <span>
 #include <string_view>
 #include <system_error>
+#include <thread>
+#include <vector>
 
 #include "server/fs/export_root.hpp"
 #include "server/txn/journal_pool.hpp"
@@ -32,7 +34,8 @@ class transaction;
 inline constexpr std::string_view state_dir_name = ".vnfsd-txn";
 
 struct limits {
-  std::uint64_t max_backup_bytes = std::uint64_t(1) << 30;  ///< bytes of range backups per transaction
+  /// Bytes of range backups and of deferred writes (redo) per transaction.
+  std::uint64_t max_backup_bytes = std::uint64_t(1) << 30;
   /// Test-only: the process exits (_exit(86), as abruptly as SIGKILL) at the Nth crash point
   /// of its life; 0 never. Crash points: after each barrier (records made durable: a
   /// COMPOUND's planned records, or one operation's), after each backup (range copy or
@@ -76,7 +79,8 @@ class manager {
   /// it with end_single(). It keeps the age of an earlier run of the same txnid that died
   /// (see kept ages below). An error if the journal could not be made (nothing ran).
   nfs4::nfsstat4 begin_single(std::uint64_t clientid, std::uint64_t client_txnid, std::unique_ptr<transaction>& out);
-  /// Commits (`ok`) or rolls back the transaction of begin_single() and releases its locks.
+  /// Commits (`ok`) or rolls back the transaction of begin_single() and releases its locks
+  /// (one that awaits its checkpoint goes to the checkpointer, which releases them).
   /// Returns NFS4_OK, or why the commit failed (then everything was rolled back). One that
   /// `died` (wait-die) leaves no outcome but its age: it is answered as one that did not
   /// begin, and the client sends it again with the same txnid.
@@ -127,6 +131,12 @@ class manager {
   /// Whether syncer() was used (its threads run).
   bool syncer_started() const noexcept { return syncs_started_.load(); }
 
+  /// Committed transactions whose deferred changes (redo) are applied but not yet durable in
+  /// place: a background thread (started on first use) makes them durable with one syncfs
+  /// for all that wait, then their checkpoint records, one fsync each side by side; then
+  /// releases their locks. The destructor finishes those that wait.
+  void checkpoint_later(std::unique_ptr<transaction> t);
+
   /// A transaction's journal slot is free again.
   void release(journal_slot* s) { slots_.release(s); }
 
@@ -144,6 +154,8 @@ class manager {
 
  private:
   void recover();
+  /// The checkpointer's thread: checkpoints what waits, until stop_checkpoints_ and none waits.
+  void run_checkpoints();
   std::unique_ptr<transaction> begin(std::uint64_t clientid, std::uint64_t client_txnid, std::uint64_t age,
                                      std::error_code& ec);
   /// The age of a transaction of `clientid` that runs again the work of `txnid` if that
@@ -195,6 +207,12 @@ class manager {
   std::once_flag syncs_once_;
   std::unique_ptr<sync_pool> syncs_;
   std::atomic<bool> syncs_started_{false};
+
+  std::mutex checkpoint_mu_;
+  std::condition_variable checkpoint_cv_;
+  std::vector<std::unique_ptr<transaction>> to_checkpoint_;  ///< guarded by checkpoint_mu_
+  bool stop_checkpoints_ = false;                            ///< guarded by checkpoint_mu_
+  std::thread checkpointer_;                                 ///< started by checkpoint_later()
 };
 
 }  // namespace vnfs::server::txn

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -43,14 +44,42 @@ class planner {
     sim_.clientid = ctx.clientid;
   }
 
-  /// Plans one operation; false: stop here.
-  bool step(const nfs_argop4& op) {
+  /// Plans operation `index` of the span; false: stop here.
+  bool step(const nfs_argop4& op, std::size_t index) {
+    op_ = index;
     return std::visit([&](const auto& a) { return on(a); }, op);
+  }
+
+  /// After the last step, `planned` operations of `total` planned: decides which files use
+  /// redo (transaction.hpp) and makes the backups of the others. Returns how many
+  /// operations stay planned (fewer if a backup failed: the operation that needs it makes
+  /// it again when it runs, and fails).
+  std::size_t finish(std::size_t planned, std::size_t total) {
+    const bool redo = planned == total && t_.single_compound() && redo_allowed_;
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> bytes;  // a file's WRITEs
+    for (const deferred_backup& d : deferred_)
+      if (d.length != UINT64_MAX) bytes[key(d.file)] += d.length;
+    for (const auto& [k, n] : bytes)
+      if (n >= transaction::redo_max_bytes) no_redo_.insert(k);
+    for (deferred_backup& d : deferred_) {
+      if (redo && !no_redo_.contains(key(d.file)) && !t_.use_redo(d.file)) continue;  // deferred: no backup
+      if (t_.protect_data(d.file, d.offset, d.length)) return d.op;
+    }
+    return planned;
   }
 
  private:
   template <class T>
   bool on(const T&) {
+    // These read the current object's data or attributes: its changes cannot be deferred.
+    using nfs4::GETATTR4args, nfs4::VERIFY4args, nfs4::NVERIFY4args, nfs4::READ4args, nfs4::COMMIT4args;
+    if constexpr (std::is_same_v<T, GETATTR4args> || std::is_same_v<T, VERIFY4args> ||
+                  std::is_same_v<T, NVERIFY4args> || std::is_same_v<T, READ4args> || std::is_same_v<T, COMMIT4args>)
+      if (cur_.set && cur_.obj) no_redo_.insert(key(cur_.obj));
+    return keeps_current<T>();
+  }
+  template <class T>
+  static constexpr bool keeps_current() {
     using nfs4::GETATTR4args, nfs4::GETFH4args, nfs4::ACCESS4args, nfs4::VERIFY4args, nfs4::NVERIFY4args,
         nfs4::READ4args, nfs4::READLINK4args, nfs4::READDIR4args, nfs4::CLOSE4args, nfs4::COMMIT4args;
     // Operations that change nothing in the export and keep the current filehandle.
@@ -87,8 +116,9 @@ class planner {
   bool on(const nfs4::WRITE4args& a) {
     if (!cur_.set) return false;
     if (cur_.made) return true;
-    if (cur_.obj.type() != fs::file_type::regular) return false;
-    return lock(a) && !t_.protect_data(cur_.obj, a.offset, a.data.size());
+    if (cur_.obj.type() != fs::file_type::regular || !lock(a)) return false;
+    if (a.offset == nfs4::NFS4_UINT64_MAX) no_redo_.insert(key(cur_.obj));  // an append reads the size
+    return defer_backup(cur_.obj, a.offset, a.data.size());
   }
   bool on(const nfs4::SETATTR4args& a) {
     if (!cur_.set) return false;
@@ -98,6 +128,7 @@ class planner {
     if (to_setattr_args(a.obj_attributes, sa, bits) != nfs4::nfsstat4::NFS4_OK) return false;
     if (!lock(a)) return false;
     attrs_set_ = true;
+    no_redo_.insert(key(cur_.obj));
     return sa.size ? !t_.protect_data(cur_.obj, *sa.size, UINT64_MAX) : !t_.protect_attrs(cur_.obj);
   }
   bool on(const nfs4::OPEN4args& a) {
@@ -124,7 +155,7 @@ class planner {
       fs::setattr_args sa;
       nfs4::bitmap4 bits;
       if (to_setattr_args(a.openhow.how.createattrs, sa, bits) != nfs4::nfsstat4::NFS4_OK) return false;
-      if (sa.size && *sa.size == 0 && t_.protect_data(file, 0, UINT64_MAX)) return false;
+      if (sa.size && *sa.size == 0 && !defer_backup(file, 0, UINT64_MAX)) return false;
     }
     // After a SETATTR (a directory's mode or owner may have changed) the operation looks
     // again, with the permissions it then has.
@@ -147,6 +178,7 @@ class planner {
     if (cur_.made) return true;
     if (!named_change_ok(cur_.obj, a.target) || !lock(a) || t_.protect_remove(cur_.obj, a.target)) return false;
     touch(cur_.obj, a.target);
+    redo_allowed_ = false;  // it might remove a file whose changes would be deferred
     return true;
   }
   bool on(const nfs4::RENAME4args& a) {
@@ -160,6 +192,7 @@ class planner {
     std::error_code ec;
     if (fs::lookup(saved_.obj, a.oldname, ec); ec) return false;
     if (t_.protect_rename(saved_.obj, a.oldname, cur_.obj, a.newname)) return false;
+    redo_allowed_ = false;  // as for REMOVE
     touch(saved_.obj, a.oldname);
     touch(cur_.obj, a.newname);
     return true;
@@ -222,6 +255,21 @@ class planner {
     return m_.lock(t_, reqs) == nfs4::nfsstat4::NFS4_OK;
   }
 
+  /// The backup a WRITE or an OPEN's truncation needs, made (or, for a file that uses redo,
+  /// not made) by finish() once the whole COMPOUND is known. Its lock is taken already.
+  bool defer_backup(const fs::object& file, std::uint64_t offset, std::uint64_t length) {
+    std::error_code ec;
+    fs::object f = file.clone(ec);
+    if (ec) return false;
+    deferred_.push_back({std::move(f), offset, length, op_});
+    return true;
+  }
+  struct deferred_backup {
+    fs::object file;
+    std::uint64_t offset = 0, length = 0;
+    std::size_t op = 0;  ///< its operation's index in the planned span
+  };
+
   transaction& t_;
   compound_context sim_;  ///< for op_locks: the simulated current and saved objects
   manager& m_;
@@ -229,6 +277,10 @@ class planner {
   std::set<std::pair<std::pair<std::uint64_t, std::uint64_t>, std::string>> touched_;
   std::error_code ec_;
   bool attrs_set_ = false;  ///< a SETATTR was planned: lookups are not handed on (note_found)
+  std::size_t op_ = 0;  ///< the index of the operation being planned
+  std::vector<deferred_backup> deferred_;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> no_redo_;  ///< files an operation reads
+  bool redo_allowed_ = true;  ///< no REMOVE or RENAME in the COMPOUND
 };
 
 }  // namespace
@@ -238,7 +290,8 @@ std::size_t plan(transaction& t, const compound_context& ctx, std::span<const nf
   std::size_t planned = 0;
   {
     planner p(t, ctx);
-    while (planned < ops.size() && p.step(ops[planned])) ++planned;
+    while (planned < ops.size() && p.step(ops[planned], planned)) ++planned;
+    planned = p.finish(planned, ops.size());
   }
   (void)t.end_plan();
   return planned;

@@ -23,7 +23,16 @@ class transaction;
 /// (a name changed earlier in the COMPOUND, LINK, COPY, a lookup that fails, a lock the
 /// transaction must die for): that operation and the rest protect themselves as they run,
 /// each with its own barrier. Then one barrier makes everything planned durable. Planning
-/// changes nothing in the export. A barrier that fails is left to the first operation's
+/// changes nothing in the export.
+///
+/// Redo: if it planned the whole COMPOUND of a single-COMPOUND transaction with no REMOVE
+/// or RENAME in it, the writes and truncations of a regular file the transaction did not
+/// create are deferred to the commit (t.use_redo), unless an operation of the COMPOUND
+/// reads that file (GETATTR, VERIFY, NVERIFY, READ, COMMIT), sets its attributes or appends
+/// to it, or its WRITEs carry transaction::redo_max_bytes or more: such a file needs no
+/// backup.
+///
+/// A barrier that fails is left to the first operation's
 /// own protect_* (which fails, and the transaction rolls back).
 ///
 /// Returns how many of `ops`, from the first, it planned: their locks are held, those of

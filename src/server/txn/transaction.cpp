@@ -4,6 +4,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "server/fs/directory.hpp"
 #include "server/fs/identity.hpp"
 #include "server/txn/manager.hpp"
+#include "server/txn/redo.hpp"
 #include "server/txn/undo.hpp"
 
 namespace vnfs::server::txn {
@@ -253,6 +255,9 @@ std::error_code transaction::protect_attrs(const fs::object& obj) {
   fs::scoped_fs_root as_root;
   obj_key k;
   if (std::error_code ec = key_of(obj, k)) return ec;
+  // A change in place would come before the deferred ones, which assume none (the planner
+  // hands a file to redo only when no operation of the COMPOUND does this).
+  if (redo_.contains(k)) return fs::sys_error(EIO);
   if (std::error_code ec = note_changed(obj, k)) return ec;
   if (created_.contains(k)) return {};
   const std::string ck = claim_key('a', k);
@@ -269,6 +274,7 @@ std::error_code transaction::protect_data(const fs::object& file, std::uint64_t 
   fs::scoped_fs_root as_root;
   obj_key k;
   if (std::error_code ec = key_of(file, k)) return ec;
+  if (redo_.contains(k)) return fs::sys_error(EIO);  // as in protect_attrs
   if (std::error_code ec = note_changed(file, k)) return ec;
   if (created_.contains(k)) return {};  // its removal undoes every byte
   const std::string ck = claim_key('d', k, {}, offset, length);
@@ -498,6 +504,127 @@ std::error_code transaction::sync_changed() {
   return flush();
 }
 
+std::error_code transaction::use_redo(const fs::object& file) {
+  obj_key k;
+  if (std::error_code ec = key_of(file, k)) return ec;
+  if (redo_.contains(k)) return {};
+  std::error_code ec;
+  redo_file f;
+  f.fh = m_.exp().fh_of(file, ec);
+  if (ec) return ec;
+  f.obj = file.share();
+  redo_.emplace(k, std::move(f));
+  return {};
+}
+
+bool transaction::redo_for(const fs::object& file) const {
+  obj_key k;
+  return !redo_.empty() && !key_of(file, k) && redo_.contains(k);
+}
+
+void transaction::defer_truncate(const fs::object& file) {
+  obj_key k;
+  if (key_of(file, k)) return;
+  if (auto it = redo_.find(k); it != redo_.end()) it->second.truncation = true;
+  ++changes_;
+}
+
+std::error_code transaction::defer_write(const fs::object& file, std::uint64_t offset,
+                                         std::span<const std::byte> data) {
+  fs::scoped_fs_root as_root;
+  obj_key k;
+  if (std::error_code ec = key_of(file, k)) return ec;
+  auto it = redo_.find(k);
+  if (it == redo_.end()) return fs::sys_error(EIO);
+  redo_file& f = it->second;
+  if (data.size() > m_.lim().max_backup_bytes - std::min(backup_bytes_, m_.lim().max_backup_bytes))
+    return fs::sys_error(ENOSPC);
+  std::error_code ec;
+  if (!f.fd) {
+    const int fd = fs::detail::open_data(file, O_WRONLY, ec);
+    if (fd < 0) return ec;
+    f.fd = fs::unique_fd(fd);
+  }
+  // Space: the journal holds the bytes before the commit point, and applying them after it
+  // must not run out (ENOSPC there stops vnfsd: recovery applies them at its next start).
+  // Refused unless the file system has room for every deferred byte twice; a change that
+  // would reserve the space (fallocate) would change the file's times before the commit.
+  struct ::statvfs sv {};
+  if (::fstatvfs(f.fd.get(), &sv) != 0) return last_error();
+  const std::uint64_t free_bytes = static_cast<std::uint64_t>(sv.f_bavail) * sv.f_frsize;
+  if (free_bytes / 2 < deferred_bytes_ + data.size()) return fs::sys_error(ENOSPC);
+  deferred_bytes_ += data.size();
+  backup_bytes_ += data.size();
+  const bool over_old = f.truncation && offset == 0;
+  if (f.truncation && !over_old) redo_steps_.push_back({k, 0, {}, false, true});
+  f.truncation = false;
+  redo_steps_.push_back({k, offset, data, over_old, false});
+  ++changes_;
+  return {};
+}
+
+void transaction::journal_redo() {
+  // A truncation no write took (the file stays empty) goes last: no later step of its file
+  // exists, and the files are independent of each other.
+  for (auto& [k, f] : redo_)
+    if (f.truncation) {
+      redo_steps_.push_back({k, 0, {}, false, true});
+      f.truncation = false;
+    }
+  for (const redo_step& st : redo_steps_) {
+    const std::vector<std::byte>& fh = redo_.at(st.file).fh;
+    if (st.truncation) {
+      journal_.append(rec_redo_size{fh, st.offset});
+      continue;
+    }
+    // In pieces of at most max_redo_data; only the last one cuts.
+    std::size_t at = 0;
+    do {
+      const std::size_t n = std::min(max_redo_data, st.data.size() - at);
+      journal_.append_write(fh, st.offset + at, st.cut && at + n == st.data.size(), st.data.subspan(at, n));
+      at += n;
+    } while (at < st.data.size());
+  }
+}
+
+void transaction::apply_redo() {
+  for (const redo_step& st : redo_steps_) {
+    redo_file& f = redo_.at(st.file);
+    std::error_code ec;
+    if (!f.fd) {
+      const int fd = fs::detail::open_data(f.obj, O_WRONLY, ec);
+      if (fd < 0) stop_server("redo", ec);
+      f.fd = fs::unique_fd(fd);
+    }
+    const int fd = f.fd.get();
+    if (st.truncation) {
+      if (::ftruncate(fd, static_cast<off_t>(st.offset)) != 0) stop_server("redo", last_error());
+    } else {
+      fs::detail::drop_create_verifier(f.obj, fd);
+      if ((ec = redo_write(fd, st.offset, st.data, st.cut))) stop_server("redo", ec);
+    }
+    m_.crash_point();  // after each change applied
+  }
+  redo_steps_.clear();
+  for (const auto& [k, f] : redo_) redo_keys_.push_back(k);
+  redo_.clear();  // the spans and the files' descriptors are not needed any more
+}
+
+void transaction::write_checkpoint() {
+  fs::scoped_fs_root as_root;
+  journal_.append(rec_checkpoint{});
+  std::error_code ec;
+  journal_.write(ec);
+  if (ec) stop_server("checkpoint", ec);
+}
+
+void transaction::end_checkpoint() {
+  journal_.written_durable();
+  m_.crash_point();  // after the checkpoint record
+  awaiting_checkpoint_ = false;
+  end(outcome_entry_);
+}
+
 std::string transaction::grave_name(unsigned k) const {
   return "g" + std::to_string(gen_) + "." + std::to_string(k);
 }
@@ -511,8 +638,13 @@ std::error_code transaction::commit() {
   if (changed || !journal_.untouched()) {
     if ((ec = sync_changed())) return ec;
     m_.crash_point();  // during commit: every change durable, no commit record yet
+    journal_redo();
     if ((ec = append(rec_commit{}))) return ec;
     if ((ec = barrier())) return ec;  // the commit point (a crash point after it)
+    if (!redo_steps_.empty()) {
+      apply_redo();
+      awaiting_checkpoint_ = true;
+    }
     // The outcome, without waiting for its sync: the commit record keeps it until the
     // journal file is written again, which waits for the sync (barrier()). Fail-stop if it
     // cannot be written: TXN_UNKNOWN for a committed transaction would tell the client it
@@ -531,7 +663,8 @@ std::error_code transaction::commit() {
     if (ec) stop_server("outcome record", ec);
   }
   done_ = true;
-  end(entry);
+  outcome_entry_ = entry;
+  if (!awaiting_checkpoint_) end(entry);
   return {};
 }
 
