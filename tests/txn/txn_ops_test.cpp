@@ -20,6 +20,7 @@
 #include "state_leftovers.hpp"
 #include "tree_digest.hpp"
 #include "server/txn/journal.hpp"
+#include "server/txn/transaction.hpp"
 #include "vnfs/nfs4/attributes.hpp"
 
 using namespace vnfs;
@@ -442,9 +443,9 @@ TEST_CASE("overwrites deferred to the commit (redo) change nothing before it and
   const auto& got = result_at<READ4res>(rd, rd.resarray.size() - 1).resok4.data;
   CHECK(std::vector<std::byte>(got.begin(), got.end()) == fresh);
 
-  // A file whose WRITEs carry 256 KiB or more keeps undo: a range backup.
-  const auto big = pattern(300 * 1024, 43);
-  write_local(dir / "big", pattern(300 * 1024, 44));
+  // A file whose WRITEs carry transaction::redo_max_bytes or more keeps undo: a range backup.
+  const auto big = pattern(server::txn::transaction::redo_max_bytes, 43);
+  write_local(dir / "big", pattern(server::txn::transaction::redo_max_bytes, 44));
   const std::uint64_t undo_id = t.next_id;
   REQUIRE(t.run({open_args(t.c, "big", false), write_args(0, big), CLOSE4args{0, stateid4{1, {}}}}).status ==
           nfsstat4::NFS4_OK);

@@ -21,6 +21,7 @@
 //   anything else -> NFS4ERR_IO (EIO) or NFS4ERR_SERVERFAULT.
 #pragma once
 
+#include <cerrno>
 #include <system_error>
 #include <type_traits>
 
@@ -43,6 +44,13 @@ inline std::error_code make_error_code(errc e) noexcept {
 
 /// errno as an error_code in the system category.
 inline std::error_code sys_error(int e) noexcept { return {e, std::system_category()}; }
+
+/// Whether resolving a filehandle failed because its object is gone (ESTALE, ENOENT) or it
+/// names nothing of this export (errc::bad_handle): an undo or replay step that needs the
+/// object has nothing to do.
+inline bool object_gone(const std::error_code& ec) noexcept {
+  return ec == sys_error(ESTALE) || ec == sys_error(ENOENT) || ec == make_error_code(errc::bad_handle);
+}
 
 }  // namespace vnfs::server::fs
 

@@ -188,7 +188,7 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
     // Deferred to the commit (txn/transaction.hpp, redo): the file does not change before.
     if (a.offset > max_file_offset || a.data.size() > max_file_offset - a.offset) {
       res.status = nfsstat4::NFS4ERR_FBIG;
-    } else if (std::error_code ec = ctx.txn->defer_write(ctx.current.obj, a.offset, a.data)) {
+    } else if (std::error_code ec = ctx.txn->defer_write(ctx.current.obj, fd, a.offset, a.data)) {
       res.status = to_nfsstat(ec);
     } else {
       res.resok4.count = static_cast<nfs4::count4>(a.data.size());

@@ -40,8 +40,9 @@ struct limits {
   /// of its life; 0 never. Crash points: after each barrier (records made durable: a
   /// COMPOUND's planned records, or one operation's), after each backup (range copy or
   /// grave, before its barrier), after each operation of a transaction, during commit
-  /// (after the changed objects are fsynced, after the commit record), and between the
-  /// steps of removing a finished transaction's files.
+  /// (after the changed objects are fsynced, after the commit record, after each deferred
+  /// change applied), in a checkpoint (after its syncfs, after its records), and between
+  /// the steps of removing a finished transaction's files.
   unsigned crash_at = 0;
   /// Journal records per transaction (about two per object it changes): the change that
   /// would pass it fails with ENOSPC.

@@ -1,6 +1,7 @@
 #include "server/txn/redo.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,11 +17,6 @@ namespace {
 
 std::error_code last_error() { return {errno, std::system_category()}; }
 
-bool is_gone(const std::error_code& ec) {
-  return ec == std::error_code(ESTALE, std::system_category()) ||
-         ec == std::error_code(ENOENT, std::system_category()) || ec == fs::errc::bad_handle;
-}
-
 }  // namespace
 
 std::error_code redo_write(int fd, std::uint64_t offset, std::span<const std::byte> data, bool cut) {
@@ -30,7 +26,13 @@ std::error_code redo_write(int fd, std::uint64_t offset, std::span<const std::by
     if (n <= 0) return n < 0 ? last_error() : fs::sys_error(EIO);
     done += static_cast<std::size_t>(n);
   }
-  if (cut && ::ftruncate(fd, static_cast<off_t>(offset + data.size())) != 0) return last_error();
+  if (cut) {
+    // Most overwrites leave the size as it was: no change to make.
+    const auto end = static_cast<off_t>(offset + data.size());
+    struct ::stat st {};
+    if (::fstat(fd, &st) != 0) return last_error();
+    if (st.st_size != end && ::ftruncate(fd, end) != 0) return last_error();
+  }
   return {};
 }
 
@@ -43,7 +45,7 @@ std::error_code replay(const fs::export_root& exp, const std::vector<record>& re
       fs::unique_fd fd;
       fs::object obj = exp.resolve(fh, ec);
       if (!ec) fd = fs::unique_fd(fs::detail::open_data(obj, O_WRONLY, ec));
-      if (ec && !is_gone(ec)) return -1;
+      if (ec && !fs::object_gone(ec)) return -1;
       ec.clear();
       it = open.emplace(fh, std::move(fd)).first;
     }

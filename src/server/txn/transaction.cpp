@@ -60,11 +60,6 @@ std::string claim_key(char kind, const std::pair<std::uint64_t, std::uint64_t>& 
   return s;
 }
 
-bool is_gone(const std::error_code& ec) {
-  return ec == std::error_code(ESTALE, std::system_category()) ||
-         ec == std::error_code(ENOENT, std::system_category()) || ec == fs::errc::bad_handle;
-}
-
 /// Fail-stop: an undo that cannot finish leaves the journal for recovery at the next start.
 [[noreturn]] void stop_server(const char* what, const std::error_code& ec) {
   std::fprintf(stderr, "vnfsd: transaction %s failed (%s); exiting so that recovery at start-up finishes it from its journal\n",
@@ -483,7 +478,7 @@ std::error_code transaction::sync_changed() {
     std::error_code ec;
     fs::object obj = m_.exp().resolve(fh, ec);
     if (ec) {
-      if (is_gone(ec)) continue;  // removed later in the transaction: its directory says so
+      if (fs::object_gone(ec)) continue;  // removed later in the transaction: its directory says so
       return ec;
     }
     int fd = -1;
@@ -529,8 +524,8 @@ void transaction::defer_truncate(const fs::object& file) {
   ++changes_;
 }
 
-std::error_code transaction::defer_write(const fs::object& file, std::uint64_t offset,
-                                         std::span<const std::byte> data) {
+std::error_code transaction::defer_write(const fs::object& file, std::shared_ptr<const fs::unique_fd> fd,
+                                         std::uint64_t offset, std::span<const std::byte> data) {
   fs::scoped_fs_root as_root;
   obj_key k;
   if (std::error_code ec = key_of(file, k)) return ec;
@@ -539,20 +534,26 @@ std::error_code transaction::defer_write(const fs::object& file, std::uint64_t o
   redo_file& f = it->second;
   if (data.size() > m_.lim().max_backup_bytes - std::min(backup_bytes_, m_.lim().max_backup_bytes))
     return fs::sys_error(ENOSPC);
-  std::error_code ec;
   if (!f.fd) {
-    const int fd = fs::detail::open_data(file, O_WRONLY, ec);
-    if (fd < 0) return ec;
-    f.fd = fs::unique_fd(fd);
+    if (!fd) {
+      std::error_code ec;
+      const int opened = fs::detail::open_data(file, O_WRONLY, ec);
+      if (opened < 0) return ec;
+      fd = std::make_shared<const fs::unique_fd>(opened);
+    }
+    f.fd = std::move(fd);
   }
   // Space: the journal holds the bytes before the commit point, and applying them after it
   // must not run out (ENOSPC there stops vnfsd: recovery applies them at its next start).
-  // Refused unless the file system has room for every deferred byte twice; a change that
-  // would reserve the space (fallocate) would change the file's times before the commit.
-  struct ::statvfs sv {};
-  if (::fstatvfs(f.fd.get(), &sv) != 0) return last_error();
-  const std::uint64_t free_bytes = static_cast<std::uint64_t>(sv.f_bavail) * sv.f_frsize;
-  if (free_bytes / 2 < deferred_bytes_ + data.size()) return fs::sys_error(ENOSPC);
+  // Refused unless the file system had room for every deferred byte twice when last asked;
+  // a change that would reserve the space (fallocate) would change the file's times before
+  // the commit.
+  if (deferred_bytes_ + data.size() > space_budget_) {
+    struct ::statvfs sv {};
+    if (::fstatvfs(f.fd->get(), &sv) != 0) return last_error();
+    space_budget_ = static_cast<std::uint64_t>(sv.f_bavail) * sv.f_frsize / 2;
+    if (deferred_bytes_ + data.size() > space_budget_) return fs::sys_error(ENOSPC);
+  }
   deferred_bytes_ += data.size();
   backup_bytes_ += data.size();
   const bool over_old = f.truncation && offset == 0;
@@ -591,12 +592,12 @@ void transaction::apply_redo() {
   for (const redo_step& st : redo_steps_) {
     redo_file& f = redo_.at(st.file);
     std::error_code ec;
-    if (!f.fd) {
+    if (!f.fd) {  // only truncated
       const int fd = fs::detail::open_data(f.obj, O_WRONLY, ec);
       if (fd < 0) stop_server("redo", ec);
-      f.fd = fs::unique_fd(fd);
+      f.fd = std::make_shared<const fs::unique_fd>(fd);
     }
-    const int fd = f.fd.get();
+    const int fd = f.fd->get();
     if (st.truncation) {
       if (::ftruncate(fd, static_cast<off_t>(st.offset)) != 0) stop_server("redo", last_error());
     } else {

@@ -22,12 +22,6 @@ namespace {
 
 std::error_code last_error() { return {errno, std::system_category()}; }
 
-bool is_gone(const std::error_code& ec) {
-  return ec == std::error_code(ESTALE, std::system_category()) ||
-         ec == std::error_code(ENOENT, std::system_category()) ||
-         ec == fs::errc::bad_handle;
-}
-
 fs::setattr_args restore_args(const saved_attrs& a, bool with_size) {
   const auto type = static_cast<fs::file_type>(a.type);
   fs::setattr_args s;
@@ -80,13 +74,13 @@ std::error_code undo_one(const fs::export_root& exp, int state_fd, int data_fd, 
   };
   if (const auto* r = std::get_if<rec_attrs>(&rec)) {
     fs::object obj = resolve(r->fh);
-    if (ec) return is_gone(ec) ? std::error_code{} : ec;
+    if (ec) return fs::object_gone(ec) ? std::error_code{} : ec;
     fs::setattr(obj, restore_args(r->attrs, true), ec);
     return ec;
   }
   if (const auto* r = std::get_if<rec_range>(&rec)) {
     fs::object obj = resolve(r->fh);
-    if (ec) return is_gone(ec) ? std::error_code{} : ec;
+    if (ec) return fs::object_gone(ec) ? std::error_code{} : ec;
     int fd = fs::detail::open_data(obj, O_WRONLY, ec);
     if (fd < 0) return ec;
     fs::unique_fd closer(fd);
@@ -95,12 +89,12 @@ std::error_code undo_one(const fs::export_root& exp, int state_fd, int data_fd, 
   }
   if (const auto* r = std::get_if<rec_created>(&rec)) {
     fs::object dir = resolve(r->dir);
-    if (ec) return is_gone(ec) ? std::error_code{} : ec;
+    if (ec) return fs::object_gone(ec) ? std::error_code{} : ec;
     return remove_created(dir.fd(), r->name.c_str());
   }
   if (const auto* r = std::get_if<rec_removed>(&rec)) {
     fs::object dir = resolve(r->dir);
-    if (ec) return is_gone(ec) ? std::error_code{} : ec;
+    if (ec) return fs::object_gone(ec) ? std::error_code{} : ec;
     // EEXIST: the removal never happened; ENOENT: the grave is gone (already restored).
     if (::linkat(state_fd, r->grave.c_str(), dir.fd(), r->name.c_str(), 0) == 0 ||
         errno == EEXIST || errno == ENOENT)
@@ -109,7 +103,7 @@ std::error_code undo_one(const fs::export_root& exp, int state_fd, int data_fd, 
   }
   if (const auto* r = std::get_if<rec_rmdir>(&rec)) {
     fs::object dir = resolve(r->dir);
-    if (ec) return is_gone(ec) ? std::error_code{} : ec;
+    if (ec) return fs::object_gone(ec) ? std::error_code{} : ec;
     if (::mkdirat(dir.fd(), r->name.c_str(), 0700) != 0)
       return errno == EEXIST ? std::error_code{} : last_error();  // EEXIST: never removed
     fs::object made = fs::lookup(dir, r->name, ec);
@@ -119,9 +113,9 @@ std::error_code undo_one(const fs::export_root& exp, int state_fd, int data_fd, 
   }
   if (const auto* r = std::get_if<rec_renamed>(&rec)) {
     fs::object from = resolve(r->from_dir);
-    if (ec) return is_gone(ec) ? std::error_code{} : ec;
+    if (ec) return fs::object_gone(ec) ? std::error_code{} : ec;
     fs::object to = resolve(r->to_dir);
-    if (ec) return is_gone(ec) ? std::error_code{} : ec;
+    if (ec) return fs::object_gone(ec) ? std::error_code{} : ec;
     // ENOENT or EEXIST: the rename never happened.
     if (::renameat2(to.fd(), r->to_name.c_str(), from.fd(), r->from_name.c_str(), RENAME_NOREPLACE) == 0 ||
         errno == ENOENT || errno == EEXIST)
