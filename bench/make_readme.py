@@ -948,7 +948,7 @@ def txn_section(res, w):
         floors = [(q["plain_ms_per_compound"] + (q["median_us"]["barrier"] + q["median_us"]["commit"]) / 1e3)
                   / q["plain_ms_per_compound"] for q in ph["points"] if q["op"] == "overwrite"]
         if floors:
-            goal_rows.append(f"| (not a goal: the undo design's floor on this disk, bench/txn_phases.py below) a plain "
+            goal_rows.append(f"| (not a goal: the floor of vnfsd's design on this disk, bench/txn_phases.py below) a plain "
                              f"COMPOUND plus only the barrier and the commit, 1 client overwriting 1,000 files at 0.2 ms "
                              f"| {min(floors):.2f}-{max(floors):.2f}x over {len(floors)} sizes | - |")
         dev = [((q["plain_ms_per_compound"] + q["device_us"] / 1e3) / q["plain_ms_per_compound"], q["size"])
@@ -981,13 +981,14 @@ def txn_phases(res, w):
       "0.2 ms RTT, size by size, with uprobes on vnfsd around the steps of each transaction. server: the whole "
       "COMPOUND in vnfsd (dispatcher::handle), for the plain server and for txn; plan: the look-ahead (lookups, locks, backups copied); barrier: "
       "backups and undo records made durable; ops: the operations; commit: every change made durable and the "
-      "commit record. Milliseconds per COMPOUND: plain and txn from the pass times (client side), the steps "
+      "commit record (with redo, docs/transactions.md, used below 256 KiB per file: the redo records written with "
+      "the commit record and applied after it; no barrier). Milliseconds per COMPOUND: plain and txn from the pass times (client side), the steps "
       "medians over the pass's transactional COMPOUNDs. durability only: (plain + barrier + commit) / plain, the "
       "ratio left if planning cost nothing and the operations no more than plain's. device: one fdatasync of the "
       "COMPOUND's bytes (files per COMPOUND x size) just written over allocated blocks of one file on the exports' "
       "file system, median of 15; device only: (plain + device) / plain, the least any design pays that makes a "
       "COMPOUND's bytes durable after it has arrived and before it answers (undo flushes them twice: the old bytes "
-      "at the barrier, the new ones at the commit). The write passes create files "
+      "at the barrier, the new ones at the commit; redo once, and again in its checkpoint after the reply). The write passes create files "
       "where the pass before removed its own, which on this ext4 varies by up to 4 times from run to run (the "
       "inode allocator skips recently deleted inodes), so their ratios say little; the overwrite passes are "
       "steadier.\n")
