@@ -184,17 +184,20 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
   nfs4::WRITE4res res;
   data_fd fd;
   res.status = validate_io(ctx, ctx.current, a.stateid, true, fd);
+  const auto wrote = [&](std::size_t written) {
+    res.status = nfsstat4::NFS4_OK;
+    res.resok4.count = static_cast<nfs4::count4>(written);
+    res.resok4.committed = a.stable;
+    res.resok4.writeverf = ctx.server.write_verifier;
+    return res;
+  };
+  const bool too_big = a.offset > max_file_offset || a.data.size() > max_file_offset - a.offset;
   if (res.status == nfsstat4::NFS4_OK && ctx.txn && ctx.txn->redo_for(ctx.current.obj)) {
     // Deferred to the commit (txn/transaction.hpp, redo): the file does not change before.
-    if (a.offset > max_file_offset || a.data.size() > max_file_offset - a.offset) {
-      res.status = nfsstat4::NFS4ERR_FBIG;
-    } else if (std::error_code ec = ctx.txn->defer_write(ctx.current.obj, fd, a.offset, a.data)) {
-      res.status = to_nfsstat(ec);
-    } else {
-      res.resok4.count = static_cast<nfs4::count4>(a.data.size());
-      res.resok4.committed = a.stable;
-      res.resok4.writeverf = ctx.server.write_verifier;
-    }
+    // (No append: the planner leaves a file appended to to undo.)
+    if (too_big) res.status = nfsstat4::NFS4ERR_FBIG;
+    else if (std::error_code ec = ctx.txn->defer_write(ctx.current.obj, fd, a.offset, a.data)) res.status = to_nfsstat(ec);
+    else return wrote(a.data.size());
     return res;
   }
   if (res.status == nfsstat4::NFS4_OK && ctx.txn)
@@ -222,7 +225,7 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
       written = fs::append(ctx.current.obj, a.data, stability_of(a.stable), ec).count;
     }
   } else {
-    if (a.offset > max_file_offset || a.data.size() > max_file_offset - a.offset) {
+    if (too_big) {
       res.status = nfsstat4::NFS4ERR_FBIG;
       return res;
     }
@@ -257,11 +260,7 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
     res.status = to_nfsstat(ec);
     return res;
   }
-  res.status = nfsstat4::NFS4_OK;
-  res.resok4.count = static_cast<nfs4::count4>(written);
-  res.resok4.committed = a.stable;
-  res.resok4.writeverf = ctx.server.write_verifier;
-  return res;
+  return wrote(written);
 }
 
 nfs4::COMMIT4res handle(compound_context& ctx, const nfs4::COMMIT4args&) {

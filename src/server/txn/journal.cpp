@@ -5,10 +5,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <climits>
-
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cerrno>
 #include <cstring>
 

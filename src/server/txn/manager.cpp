@@ -16,6 +16,7 @@
 
 #include "server/fs/identity.hpp"
 #include "server/ops/status_mapping.hpp"
+#include "server/txn/fail_stop.hpp"
 #include "server/txn/redo.hpp"
 #include "server/txn/transaction.hpp"
 #include "server/txn/undo.hpp"
@@ -100,25 +101,20 @@ void manager::run_checkpoints() {
       batch.swap(to_checkpoint_);
     }
     fs::scoped_fs_root as_root;
-    // Fail-stop, as for an undo: the journals stay pending, and recovery replays them.
-    auto stop = [](const std::error_code& ec) {
-      std::fprintf(stderr, "vnfsd: transaction checkpoint failed (%s); exiting so that recovery at start-up finishes it from its journal\n",
-                   ec.message().c_str());
-      ::_exit(87);
-    };
+    // Fail-stop (fail_stop.hpp): the journals stay pending, and recovery replays them.
     // Every change applied before this syncfs began (each commit returned before its
     // transaction was queued), so it makes them all durable in place.
     std::error_code ec;
     const int sfd = state_fd(ec);
-    if (ec) stop(ec);
-    if (::syncfs(sfd) != 0) stop(last_error());  // reports writeback errors (Linux >= 5.8)
+    if (ec) stop_server("checkpoint", ec);
+    if (::syncfs(sfd) != 0) stop_server("checkpoint", last_error());  // reports writeback errors (Linux >= 5.8)
     crash_point();  // applied and durable in place, the journals still pending
     std::vector<int> fds;
     for (auto& t : batch) {
       t->write_checkpoint();
       fds.push_back(t->journal_fd());
     }
-    if ((ec = syncer().fsync_all(fds))) stop(ec);
+    if ((ec = syncer().fsync_all(fds))) stop_server("checkpoint", ec);
     for (auto& t : batch) {
       t->end_checkpoint();
       locks_.release(t->lock_owner());

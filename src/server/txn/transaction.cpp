@@ -9,13 +9,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <string>
 
 #include "server/fs/attributes.hpp"
 #include "server/fs/detail.hpp"
 #include "server/fs/directory.hpp"
 #include "server/fs/identity.hpp"
+#include "server/txn/fail_stop.hpp"
 #include "server/txn/manager.hpp"
 #include "server/txn/redo.hpp"
 #include "server/txn/undo.hpp"
@@ -58,13 +58,6 @@ std::string claim_key(char kind, const std::pair<std::uint64_t, std::uint64_t>& 
        std::to_string(b) + '/';
   s += name;
   return s;
-}
-
-/// Fail-stop: an undo that cannot finish leaves the journal for recovery at the next start.
-[[noreturn]] void stop_server(const char* what, const std::error_code& ec) {
-  std::fprintf(stderr, "vnfsd: transaction %s failed (%s); exiting so that recovery at start-up finishes it from its journal\n",
-               what, ec.message().c_str());
-  ::_exit(87);
 }
 
 }  // namespace
