@@ -981,7 +981,7 @@ def txn_phases(res, w):
       "0.2 ms RTT, size by size, with uprobes on vnfsd around the steps of each transaction. server: the whole "
       "COMPOUND in vnfsd (dispatcher::handle), for the plain server and for txn; plan: the look-ahead (lookups, locks, backups copied); barrier: "
       "backups and undo records made durable; ops: the operations; commit: every change made durable and the "
-      "commit record (with redo, docs/transactions.md, used below 256 KiB per file: the redo records written with "
+      "commit record (with redo, docs/transactions.md, used for the overwrites of the overwrite pass: the redo records written with "
       "the commit record and applied after it; no barrier). Milliseconds per COMPOUND: plain and txn from the pass times (client side), the steps "
       "medians over the pass's transactional COMPOUNDs. durability only: (plain + barrier + commit) / plain, the "
       "ratio left if planning cost nothing and the operations no more than plain's. device: one fdatasync of the "

@@ -102,12 +102,13 @@ function(_vnfs_dependency_rules deps pc_requires_var)
           "\nfind_dependency(PkgConfig)\npkg_check_modules(${prefix} REQUIRED IMPORTED_TARGET ${module})")
       endif()
       list(APPEND requires ${module})
-    elseif(dep STREQUAL "ZLIB::ZLIB")
-      # vnfsd's transaction journal checksums its records with zlib's CRC-32.
-      if(NOT config MATCHES "ZLIB")
-        string(APPEND config "\nfind_dependency(ZLIB)")
+    elseif(dep STREQUAL "PkgConfig::ISAL")
+      # vnfsd's transaction journal checksums its records with ISA-L's CRC-32.
+      if(NOT config MATCHES "ISAL")
+        string(APPEND config
+          "\nfind_dependency(PkgConfig)\npkg_check_modules(ISAL REQUIRED IMPORTED_TARGET libisal)")
       endif()
-      list(APPEND requires zlib)
+      list(APPEND requires libisal)
     elseif(NOT dep MATCHES "^(Threads::Threads|Boost::headers|Boost::boost)$")
       message(WARNING "vnfs packaging: ${dep}, linked by the installed libraries, is not found by "
                       "vnfsConfig.cmake nor required by a .pc file: add it in cmake/vnfs_install.cmake")

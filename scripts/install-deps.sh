@@ -16,9 +16,9 @@ DEMO_PACKAGES=(
   # links 3-4 times faster than GNU ld, where it is installed)
   g++ cmake ninja-build pkg-config lld
   # libraries the SDK and vnfsd build against (find_package / pkg_check_modules REQUIRED in
-  # CMakeLists.txt): Boost with program_options, OpenSSL, libtirpc, zlib
+  # CMakeLists.txt): Boost with program_options, OpenSSL, libtirpc, ISA-L
   libboost-dev libboost-program-options-dev libtirpc-dev libssl-dev
-  zlib1g-dev  # vnfsd: CRC-32 of its transaction journal
+  libisal-dev  # vnfsd: CRC-32 of its transaction journal
   libibverbs-dev librdmacm-dev  # RPC-over-RDMA: the verbs fabric provider (transport/, REQUIRED)
   # configured with the default preset whatever is built: adapters/archive and adapters/bdb
   # (REQUIRED), tests/ (Catch2 and a Python 3 interpreter, REQUIRED while BUILD_TESTING is on)
@@ -31,6 +31,7 @@ MORE_PACKAGES=(
   make
   # tests
   clang libclang-rt-14-dev      # the fuzzing preset: clang with libFuzzer and the sanitizers
+  zlib1g-dev                    # fuzz_txn_journal: zlib's CRC-32, a second implementation to check vnfsd's against
   nfs-ganesha nfs-ganesha-vfs   # a real NFSv4.1 peer the tests start on loopback
   procps iproute2               # ps and ss, to inspect peers when a test fails
   curl                          # the HTTP example is fetched with it

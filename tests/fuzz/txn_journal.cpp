@@ -32,8 +32,8 @@ using vnfs::fuzz::require;
 
 namespace {
 
-/// The journal's checksums (journal.cpp's file layout): zlib's CRC-32 (VNFSTXN3), FNV-1a
-/// (VNFSTXN2).
+/// The journal's checksums (journal.cpp's file layout): CRC-32 (VNFSTXN3), FNV-1a (VNFSTXN2).
+/// The CRC-32 is zlib's, a second implementation beside the one vnfsd uses (ISA-L's).
 std::uint32_t crc32_of(std::span<const std::byte> b) {
   return static_cast<std::uint32_t>(::crc32(0, reinterpret_cast<const Bytef*>(b.data()), static_cast<uInt>(b.size())));
 }

@@ -443,13 +443,30 @@ TEST_CASE("overwrites deferred to the commit (redo) change nothing before it and
   const auto& got = result_at<READ4res>(rd, rd.resarray.size() - 1).resok4.data;
   CHECK(std::vector<std::byte>(got.begin(), got.end()) == fresh);
 
-  // A file whose WRITEs carry transaction::redo_max_bytes or more keeps undo: a range backup.
-  const auto big = pattern(server::txn::transaction::redo_max_bytes, 43);
-  write_local(dir / "big", pattern(server::txn::transaction::redo_max_bytes, 44));
-  const std::uint64_t undo_id = t.next_id;
+  // Whatever the size: 1 MiB written in one WRITE is deferred, in redo records of at most
+  // max_redo_data bytes each.
+  constexpr std::size_t big_size = 4 * server::txn::max_redo_data;
+  const auto big = pattern(big_size, 43);
+  write_local(dir / "big", pattern(big_size, 44));
+  const std::uint64_t big_id = t.next_id;
   REQUIRE(t.run({open_args(t.c, "big", false), write_args(0, big), CLOSE4args{0, stateid4{1, {}}}}).status ==
           nfsstat4::NFS4_OK);
   CHECK(read_all("big") == big);
+  const auto bj = journal_of(big_id);
+  REQUIRE(bj);
+  CHECK(count(*bj, server::txn::rec_redo_write{}) == 4);
+  CHECK(count(*bj, server::txn::rec_range{}) == 0);
+
+  // A file the COMPOUND reads after writing it keeps undo (a range backup), and the READ
+  // sees the COMPOUND's own bytes.
+  const auto mine = pattern(3000, 45);
+  const std::uint64_t undo_id = t.next_id;
+  const COMPOUND4res ru =
+      t.run({open_args(t.c, "f", false), write_args(0, mine), READ4args{stateid4{1, {}}, 0, 3000}, CLOSE4args{0, stateid4{1, {}}}});
+  REQUIRE(ru.status == nfsstat4::NFS4_OK);
+  const auto& seen = result_at<READ4res>(ru, t.at(2)).resok4.data;
+  CHECK(std::vector<std::byte>(seen.begin(), seen.end()) == mine);
+  CHECK(read_all("f") == mine);
   const auto u = journal_of(undo_id);
   REQUIRE(u);
   CHECK(count(*u, server::txn::rec_range{}) == 1);

@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include <zlib.h>
+#include <isa-l/crc.h>
 
 #include "server/fs/unique_fd.hpp"
 #include "vnfs/xdr/decoder.hpp"
@@ -22,7 +22,7 @@ namespace vnfs::server::txn {
 namespace {
 
 // File layout: a 20-byte header, then records. The header: "VNFSTXN3", u64 generation,
-// u32 CRC-32 (zlib's) of the generation's 8 bytes. Each record:
+// u32 CRC-32 (the one of zlib and gzip) of the generation's 8 bytes. Each record:
 //   u32 length of the body, u32 CRC-32 of the body, u64 generation, body = u32 record
 //   index + XDR fields.
 // Earlier formats are still read, so that recovery finishes what a crash of an older vnfsd
@@ -43,15 +43,15 @@ std::uint32_t fnv1a(std::span<const std::byte> b) {
   return h;
 }
 
-/// zlib's CRC-32 of `b`, continuing `crc` (0 to start).
+/// CRC-32 of `b` (reflected, polynomial 0x04C11DB7: zlib's crc32()), continuing `crc` (0 to
+/// start). ISA-L computes it with carry-less multiplication where the CPU has it.
 std::uint32_t crc32_of(std::span<const std::byte> b, std::uint32_t crc = 0) {
-  uLong c = crc;
   while (!b.empty()) {
     const std::size_t n = std::min<std::size_t>(b.size(), 1u << 30);
-    c = ::crc32(c, reinterpret_cast<const Bytef*>(b.data()), static_cast<uInt>(n));
+    crc = ::crc32_gzip_refl(crc, reinterpret_cast<const unsigned char*>(b.data()), n);
     b = b.subspan(n);
   }
-  return static_cast<std::uint32_t>(c);
+  return crc;
 }
 
 std::vector<std::byte> encode_header(std::uint64_t gen) {

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include <map>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -56,11 +55,6 @@ class planner {
   /// it again when it runs, and fails).
   std::size_t finish(std::size_t planned, std::size_t total) {
     const bool redo = planned == total && t_.single_compound() && redo_allowed_;
-    std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> bytes;  // a file's WRITEs
-    for (const deferred_backup& d : deferred_)
-      if (d.length != UINT64_MAX) bytes[key(d.file)] += d.length;
-    for (const auto& [k, n] : bytes)
-      if (n >= transaction::redo_max_bytes) no_redo_.insert(k);
     for (deferred_backup& d : deferred_) {
       if (redo && !no_redo_.contains(key(d.file)) && !t_.use_redo(d.file)) continue;  // deferred: no backup
       if (t_.protect_data(d.file, d.offset, d.length)) return d.op;

@@ -29,8 +29,7 @@ class transaction;
 /// or RENAME in it, the writes and truncations of a regular file the transaction did not
 /// create are deferred to the commit (t.use_redo), unless an operation of the COMPOUND
 /// reads that file (GETATTR, VERIFY, NVERIFY, READ, COMMIT), sets its attributes or appends
-/// to it, or its WRITEs carry transaction::redo_max_bytes or more: such a file needs no
-/// backup.
+/// to it: such a file needs no backup.
 ///
 /// A barrier that fails is left to the first operation's
 /// own protect_* (which fails, and the transaction rolls back).

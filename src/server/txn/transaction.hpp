@@ -129,16 +129,9 @@ class transaction {
   // operation of the COMPOUND reads the file, removes or renames anything. The file's
   // truncations and writes are then deferred: nothing changes in the export before the
   // commit record, which follows them in the journal; commit() applies them in place after
-  // it. They need no backup and no barrier.
-
-  /// The planner defers a file's changes only while the bytes its WRITEs of the COMPOUND
-  /// carry stay below this, where undo copies a backup (protect_data). From here on undo's
-  /// backup shares the blocks where the file system can (FICLONERANGE) or is an in-kernel
-  /// copy, while the journal would checksum and copy every deferred byte. bench/txn_overhead,
-  /// one client overwriting files, txn / plain with redo against undo: on XFS in a RAM disk,
-  /// 256 KiB files 1.61 against 1.54, 1 MiB files 1.70 against 1.44; on this project's ext4,
-  /// 256 KiB 1.88 against 1.83, 1 MiB 1.85 against 1.97, 4 MiB 1.66 against 1.51.
-  static constexpr std::uint64_t redo_max_bytes = 256 * 1024;
+  // it. They need no backup and no barrier. Whatever their size: before its reply, redo
+  // writes a byte twice (journal, file) and flushes it once, where undo writes and flushes
+  // the old byte and the new one (docs/transactions.md has the measurements).
 
   /// Set by manager::begin_single(): the transaction is this one COMPOUND.
   void set_single_compound() noexcept { single_ = true; }
