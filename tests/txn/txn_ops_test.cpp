@@ -457,6 +457,22 @@ TEST_CASE("overwrites deferred to the commit (redo) change nothing before it and
   CHECK(count(*bj, server::txn::rec_redo_write{}) == 4);
   CHECK(count(*bj, server::txn::rec_range{}) == 0);
 
+  // Two OPEN ... CLOSE groups of the same file in one COMPOUND (how a vwrite sends a file
+  // larger than half a COMPOUND): both deferred.
+  const auto half1 = pattern(2000, 46), half2 = pattern(2000, 47);
+  const std::uint64_t groups_id = t.next_id;
+  REQUIRE(t.run({SAVEFH4args{}, open_args(t.c, "big", false), write_args(0, half1), CLOSE4args{0, stateid4{1, {}}}, RESTOREFH4args{},
+                 open_args(t.c, "big", false), write_args(2000, half2), CLOSE4args{0, stateid4{1, {}}}})
+              .status == nfsstat4::NFS4_OK);
+  auto expect = big;
+  std::copy(half1.begin(), half1.end(), expect.begin());
+  std::copy(half2.begin(), half2.end(), expect.begin() + 2000);
+  CHECK(read_all("big") == expect);
+  const auto gj = journal_of(groups_id);
+  REQUIRE(gj);
+  CHECK(count(*gj, server::txn::rec_redo_write{}) == 2);
+  CHECK(count(*gj, server::txn::rec_range{}) == 0);
+
   // A file the COMPOUND reads after writing it keeps undo (a range backup), and the READ
   // sees the COMPOUND's own bytes.
   const auto mine = pattern(3000, 45);

@@ -154,7 +154,8 @@ class planner {
     // After a SETATTR (a directory's mode or owner may have changed) the operation looks
     // again, with the permissions it then has.
     if (!attrs_set_) t_.note_found(cur_.obj, a.claim.file, file);
-    touch(cur_.obj, a.claim.file);
+    // The name still finds this file afterwards: a later operation on it is planned too (a
+    // vwrite sends a large file as several OPEN ... CLOSE groups in one COMPOUND).
     return set_current(std::move(file));
   }
   bool on(const nfs4::CREATE4args& a) {
