@@ -473,6 +473,33 @@ TEST_CASE("overwrites deferred to the commit (redo) change nothing before it and
   CHECK(count(*gj, server::txn::rec_redo_write{}) == 2);
   CHECK(count(*gj, server::txn::rec_range{}) == 0);
 
+  // Truncated by its OPEN, then written in two WRITEs: one after the other from 0, the file
+  // is cut once, where the second ends; with a gap between them, where the first ends (the
+  // gap reads as zeros).
+  const auto redo_cuts = [](const server::txn::journal_contents& j) {
+    std::vector<bool> cuts;
+    for (const auto& r : j.records)
+      if (const auto* w = std::get_if<server::txn::rec_redo_write>(&r)) cuts.push_back(w->cut);
+    return cuts;
+  };
+  const auto p1 = pattern(3000, 48), p2 = pattern(1000, 49);
+  for (const bool gap : {false, true}) {
+    INFO((gap ? "with a gap" : "one after the other"));
+    write_local(dir / "long", pattern(10000, 50));
+    const std::uint64_t cut_id = t.next_id;
+    const std::uint64_t second_at = gap ? 5000 : 3000;
+    REQUIRE(t.run({open_args(t.c, "long", true, 0), write_args(0, p1), write_args(second_at, p2),
+                   CLOSE4args{0, stateid4{1, {}}}})
+                .status == nfsstat4::NFS4_OK);
+    std::vector<std::byte> want = p1;
+    want.resize(second_at);
+    want.insert(want.end(), p2.begin(), p2.end());
+    CHECK(read_all("long") == want);
+    const auto cj = journal_of(cut_id);
+    REQUIRE(cj);
+    CHECK(redo_cuts(*cj) == (gap ? std::vector<bool>{true, false} : std::vector<bool>{false, true}));
+  }
+
   // A file the COMPOUND reads after writing it keeps undo (a range backup), and the READ
   // sees the COMPOUND's own bytes.
   const auto mine = pattern(3000, 45);

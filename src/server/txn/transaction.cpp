@@ -513,7 +513,10 @@ bool transaction::redo_for(const fs::object& file) const {
 void transaction::defer_truncate(const fs::object& file) {
   obj_key k;
   if (key_of(file, k)) return;
-  if (auto it = redo_.find(k); it != redo_.end()) it->second.truncation = true;
+  if (auto it = redo_.find(k); it != redo_.end()) {
+    it->second.truncation = true;
+    it->second.cutting.reset();  // the writes after it start again from nothing
+  }
   ++changes_;
 }
 
@@ -549,10 +552,24 @@ std::error_code transaction::defer_write(const fs::object& file, std::shared_ptr
   }
   deferred_bytes_ += data.size();
   backup_bytes_ += data.size();
-  const bool over_old = f.truncation && offset == 0;
-  if (f.truncation && !over_old) redo_steps_.push_back({k, 0, {}, false, true});
+  // Truncated, then written from 0: the bytes go over the old ones and the file is cut once,
+  // where the last write continuing them ends (a large file comes in several WRITEs; cutting
+  // after the first would free the blocks the next ones allocate again). A write elsewhere
+  // leaves the cut where it is.
+  bool cut = f.truncation && offset == 0;
+  if (f.truncation && !cut) redo_steps_.push_back({k, 0, {}, false, true});
   f.truncation = false;
-  redo_steps_.push_back({k, offset, data, over_old, false});
+  if (!cut && f.cutting && offset == f.cut_at) {
+    redo_steps_[*f.cutting].cut = false;
+    cut = true;
+  }
+  redo_steps_.push_back({k, offset, data, cut, false});
+  if (cut) {
+    f.cutting = redo_steps_.size() - 1;
+    f.cut_at = offset + data.size();
+  } else {
+    f.cutting.reset();
+  }
   ++changes_;
   return {};
 }

@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -266,6 +267,10 @@ class transaction {
     std::vector<std::byte> fh;
     std::shared_ptr<const fs::unique_fd> fd;  ///< writable: its first deferred write's
     bool truncation = false;     ///< an OPEN's truncation not yet taken by a write from 0
+    /// The step that cuts the file where the bytes written from 0 since its truncation end
+    /// (index in redo_steps_), while the next write may continue them; and where they end.
+    std::optional<std::size_t> cutting;
+    std::uint64_t cut_at = 0;
   };
   std::map<obj_key, redo_file> redo_;
   struct redo_step {
