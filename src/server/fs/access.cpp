@@ -18,7 +18,7 @@ unsigned access(const object& obj, unsigned requested, std::error_code& ec) {
     if (r == 0) {
       granted |= bit;
     } else if (errno != EACCES && errno != EPERM && errno != EROFS && errno != ETXTBSY) {
-      ec = detail::last_error();
+      ec = last_error();
       return granted;
     }
   }

@@ -67,7 +67,7 @@ void setattr(const object& obj, const setattr_args& args, std::error_code& ec) {
     const uid_t uid = args.uid ? static_cast<uid_t>(*args.uid) : static_cast<uid_t>(-1);
     const gid_t gid = args.gid ? static_cast<gid_t>(*args.gid) : static_cast<gid_t>(-1);
     if (::fchownat(obj.fd(), "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
-      ec = detail::last_error();
+      ec = last_error();
       return;
     }
   }
@@ -78,7 +78,7 @@ void setattr(const object& obj, const setattr_args& args, std::error_code& ec) {
     }
     // chmod through the magic link reaches exactly this inode (not a symlink: checked).
     if (::chmod(p.c_str(), static_cast<mode_t>(*args.mode & 07777)) != 0) {
-      ec = detail::last_error();
+      ec = last_error();
       return;
     }
   }
@@ -89,14 +89,14 @@ void setattr(const object& obj, const setattr_args& args, std::error_code& ec) {
     }
     // Path-based truncate checks write access under the current identity, as an open would.
     if (::truncate(p.c_str(), static_cast<off_t>(*args.size)) != 0) {
-      ec = detail::last_error();
+      ec = last_error();
       return;
     }
   }
   if (args.atime.what != time_update::how::keep || args.mtime.what != time_update::how::keep) {
     const struct timespec times[2] = {to_timespec(args.atime), to_timespec(args.mtime)};
     if (::utimensat(obj.fd(), "", times, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
-      ec = detail::last_error();
+      ec = last_error();
       return;
     }
   }

@@ -24,8 +24,6 @@ struct proc_path {
   std::array<char, 32> buf{};
 };
 
-inline std::error_code last_error() noexcept { return sys_error(errno); }
-
 /// statx of the object itself (AT_EMPTY_PATH); errno-style result.
 int statx_fd(int fd, unsigned mask, struct statx& st) noexcept;
 

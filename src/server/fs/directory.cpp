@@ -34,7 +34,7 @@ int open_component(int dirfd, const std::string& name) noexcept {
 object lookup_checked(const object& dir, const std::string& name, std::error_code& ec) {
   unique_fd fd(open_component(dir.fd(), name));
   if (!fd) {
-    ec = detail::last_error();
+    ec = last_error();
     return {};
   }
   return object::from_fd(std::move(fd), ec);
@@ -50,7 +50,7 @@ void set_exact_mode(const object& obj, std::uint32_t perm, std::error_code& ec) 
   std::uint32_t want = perm & 07777;
   if (obj.is_directory()) want |= st.stx_mode & S_ISGID;  // inherited from a set-gid parent
   if ((st.stx_mode & 07777) == want) return;
-  if (::chmod(detail::proc_path(obj.fd()).c_str(), want) != 0) ec = detail::last_error();
+  if (::chmod(detail::proc_path(obj.fd()).c_str(), want) != 0) ec = last_error();
 }
 
 std::error_code type_error(file_type t) {
@@ -82,22 +82,22 @@ create_result create(const object& dir, std::string_view name, const create_how&
     if (fd) {
       if (how.mode == create_mode::exclusive &&
           ::fsetxattr(fd.get(), detail::createverf_xattr, how.verifier.data(), how.verifier.size(), 0) != 0) {
-        ec = detail::last_error();
+        ec = last_error();
         ::unlinkat(dir.fd(), n.c_str(), 0);
         return {};
       }
       if (::fchmod(fd.get(), perm) != 0) {  // exact mode: no umask
-        ec = detail::last_error();
+        ec = last_error();
         return {};
       }
       struct ::stat st {};  // its numbers now: the callers key state and locks by them
       if (::fstat(fd.get(), &st) != 0) {
-        ec = detail::last_error();
+        ec = last_error();
         return {};
       }
       unique_fd pfd(::open(detail::proc_path(fd.get()).c_str(), O_PATH | O_CLOEXEC));
       if (!pfd) {
-        ec = detail::last_error();
+        ec = last_error();
         return {};
       }
       ec.clear();
@@ -106,7 +106,7 @@ create_result create(const object& dir, std::string_view name, const create_how&
       return {std::move(made), true};
     }
     if (errno != EEXIST) {
-      ec = detail::last_error();
+      ec = last_error();
       return {};
     }
     if (how.mode == create_mode::guarded) {
@@ -147,7 +147,7 @@ object mkdir(const object& dir, std::string_view name, std::uint32_t perm, std::
   if (bad(name, ec)) return {};
   const std::string n(name);
   if (::mkdirat(dir.fd(), n.c_str(), static_cast<mode_t>(perm & 07777)) != 0) {
-    ec = detail::last_error();
+    ec = last_error();
     return {};
   }
   object d = lookup_checked(dir, n, ec);
@@ -170,7 +170,7 @@ object symlink(const object& dir, std::string_view name, std::string_view target
   }
   const std::string n(name);
   if (::symlinkat(std::string(target).c_str(), dir.fd(), n.c_str()) != 0) {
-    ec = detail::last_error();
+    ec = last_error();
     return {};
   }
   return lookup_checked(dir, n, ec);
@@ -190,7 +190,7 @@ object mknod(const object& dir, std::string_view name, file_type type, std::uint
   }
   const std::string n(name);
   if (::mknodat(dir.fd(), n.c_str(), kind | static_cast<mode_t>(perm & 07777), dev) != 0) {
-    ec = detail::last_error();
+    ec = last_error();
     return {};
   }
   object o = lookup_checked(dir, n, ec);
@@ -215,7 +215,7 @@ void link(const object& target, const object& dir, std::string_view name, std::e
   // component, a symlink object is linked itself, not followed).
   if (::linkat(AT_FDCWD, detail::proc_path(target.fd()).c_str(), dir.fd(),
                std::string(name).c_str(), AT_SYMLINK_FOLLOW) != 0) {
-    ec = detail::last_error();
+    ec = last_error();
     return;
   }
   ec.clear();
@@ -226,7 +226,7 @@ void remove(const object& dir, std::string_view name, std::error_code& ec) {
   const std::string n(name);
   if (::unlinkat(dir.fd(), n.c_str(), 0) == 0) return ec.clear();
   if (errno != EISDIR) {
-    ec = detail::last_error();
+    ec = last_error();
     return;
   }
   if (::unlinkat(dir.fd(), n.c_str(), AT_REMOVEDIR) == 0) return ec.clear();
@@ -253,7 +253,7 @@ std::string readlink(const object& link, std::error_code& ec) {
   for (;;) {
     ssize_t n = ::readlinkat(link.fd(), "", buf.data(), buf.size());
     if (n < 0) {
-      ec = detail::last_error();
+      ec = last_error();
       return {};
     }
     if (static_cast<std::size_t>(n) < buf.size()) {

@@ -44,6 +44,8 @@ inline std::error_code make_error_code(errc e) noexcept {
 
 /// errno as an error_code in the system category.
 inline std::error_code sys_error(int e) noexcept { return {e, std::system_category()}; }
+/// The errno the system call that just failed left.
+inline std::error_code last_error() noexcept { return sys_error(errno); }
 
 /// Whether resolving a filehandle failed because its object is gone (ESTALE, ENOENT) or it
 /// names nothing of this export (errc::bad_handle): an undo or replay step that needs the

@@ -180,7 +180,7 @@ std::vector<std::byte> export_root::fh_of(const object& obj, std::error_code& ec
   hb.get()->handle_bytes = MAX_HANDLE_SZ;
   int mount_id = -1;
   if (::name_to_handle_at(obj.fd(), "", hb.get(), &mount_id, AT_EMPTY_PATH) != 0) {
-    ec = detail::last_error();
+    ec = last_error();
     return {};
   }
   if (mount_id != mount_id_) {
@@ -331,7 +331,7 @@ object export_root::parent(const object& dir, std::error_code& ec) const {
   }
   unique_fd fd(::openat(dir.fd(), "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd) {
-    ec = detail::last_error();
+    ec = last_error();
     return {};
   }
   ec.clear();
@@ -341,7 +341,7 @@ object export_root::parent(const object& dir, std::error_code& ec) const {
 fs_stats export_root::statfs(std::error_code& ec) const {
   struct statvfs sv {};
   if (::fstatvfs(root_.fd(), &sv) != 0) {
-    ec = detail::last_error();
+    ec = last_error();
     return {};
   }
   ec.clear();

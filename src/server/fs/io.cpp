@@ -36,7 +36,7 @@ std::uint64_t copy_by_hand(int in, std::uint64_t in_off, int out, std::uint64_t 
     ssize_t r = ::pread(in, buf.data(), want, static_cast<off_t>(in_off + done));
     if (r < 0) {
       if (errno == EINTR) continue;
-      ec = detail::last_error();
+      ec = last_error();
       return done;
     }
     if (r == 0) break;
@@ -45,7 +45,7 @@ std::uint64_t copy_by_hand(int in, std::uint64_t in_off, int out, std::uint64_t 
                            static_cast<off_t>(out_off + done + static_cast<std::uint64_t>(w)));
       if (k < 0) {
         if (errno == EINTR) continue;
-        ec = detail::last_error();
+        ec = last_error();
         return done + static_cast<std::uint64_t>(w);
       }
       w += k;
@@ -61,7 +61,7 @@ bool overlapping(int in, std::uint64_t in_off, int out, std::uint64_t out_off, s
                  std::error_code& ec) {
   struct stat a {}, b {};
   if (::fstat(in, &a) != 0 || ::fstat(out, &b) != 0) {
-    ec = detail::last_error();
+    ec = last_error();
     return true;
   }
   if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) return false;
@@ -91,7 +91,7 @@ read_result read_at(int fd, std::uint64_t offset, std::span<std::byte> buf, std:
     ssize_t r = ::preadv(fd, iov, to_limit ? 1 : 2, static_cast<off_t>(offset + res.count));
     if (r < 0) {
       if (errno == EINTR) continue;
-      ec = detail::last_error();
+      ec = last_error();
       return res;
     }
     if (r == 0) {
@@ -121,7 +121,7 @@ std::size_t write_at(int fd, std::int64_t offset, std::span<const std::byte> dat
     ssize_t w = ::pwritev2(fd, &iov, 1, at, rwf_flags);
     if (w < 0) {
       if (errno == EINTR) continue;
-      ec = detail::last_error();
+      ec = last_error();
       return done;
     }
     done += static_cast<std::size_t>(w);
@@ -139,7 +139,7 @@ int reader(const object& file, std::error_code& ec, const std::optional<timestam
     // check it. AT_EACCESS makes the kernel use the thread's file-system identity (the
     // caller's), not the process's real one.
     if (::faccessat(file.fd(), "", R_OK, AT_EMPTY_PATH | AT_EACCESS) != 0) {
-      ec = detail::last_error();
+      ec = last_error();
       return -1;
     }
     if (settled_ctime) file.grant_read(*settled_ctime);
@@ -154,7 +154,7 @@ int reader(const object& file, std::error_code& ec, const std::optional<timestam
 read_result extent(int fd, std::uint64_t offset, std::size_t count, std::error_code& ec) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
-    ec = detail::last_error();
+    ec = last_error();
     return {};
   }
   ec.clear();
@@ -213,13 +213,13 @@ append_result append(const object& file, std::span<const std::byte> data, stabil
     w = ::write(fd.get(), data.data(), data.size());
   } while (w < 0 && errno == EINTR);
   if (w < 0) {
-    ec = detail::last_error();
+    ec = last_error();
     return res;
   }
   // The descriptor is private, so its position is the end of exactly our write.
   off_t end = ::lseek(fd.get(), 0, SEEK_CUR);
   if (end < 0) {
-    ec = detail::last_error();
+    ec = last_error();
     return res;
   }
   res.count = static_cast<std::size_t>(w);
@@ -235,14 +235,14 @@ void sync(const object& file, bool data_only, std::error_code& ec) {
     scoped_fs_root as_root;
     if (file.is_directory()) {
       fd.reset(::openat(file.fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-      if (!fd) ec = detail::last_error();
+      if (!fd) ec = last_error();
     } else {
       fd.reset(detail::open_data(file, O_RDONLY, ec));
     }
   }
   if (!fd) return;
   if ((data_only ? ::fdatasync(fd.get()) : ::fsync(fd.get())) != 0) {
-    ec = detail::last_error();
+    ec = last_error();
     return;
   }
   ec.clear();
@@ -275,7 +275,7 @@ std::uint64_t copy(const object& src, std::uint64_t src_offset, const object& ds
         done += copy_by_hand(in.get(), src_offset + done, out.get(), dst_offset + done, rest, ec);
         return done;
       }
-      ec = detail::last_error();
+      ec = last_error();
       return done;
     }
     if (r == 0) break;  // end of src

@@ -47,7 +47,7 @@ inode_id object::inode(std::error_code& ec) const {
     return {};
   }
   if (::fstat(fd(), &st) != 0) {
-    ec = detail::last_error();
+    ec = last_error();
     return {};
   }
   ec.clear();

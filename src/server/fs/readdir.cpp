@@ -53,11 +53,11 @@ readdir_result readdir(const object& dir, std::uint64_t cookie, const readdir_op
   // access under the current identity.
   unique_fd fd(::openat(dir.fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd) {
-    ec = detail::last_error();
+    ec = last_error();
     return out;
   }
   if (cookie != 0 && ::lseek(fd.get(), static_cast<off_t>(cookie), SEEK_SET) < 0) {
-    ec = errno == EINVAL ? std::error_code(errc::bad_cookie) : detail::last_error();
+    ec = errno == EINVAL ? std::error_code(errc::bad_cookie) : last_error();
     return out;
   }
 

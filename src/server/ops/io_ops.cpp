@@ -126,13 +126,13 @@ int rwf_flags(nfs4::stable_how4 s) {
 std::error_code end_after_overwrite(int fd, std::size_t size, nfs4::stable_how4 s) {
   if (s != nfs4::stable_how4::UNSTABLE4) {
     struct stat st {};
-    if (::fstat(fd, &st) != 0) return fs::detail::last_error();
+    if (::fstat(fd, &st) != 0) return fs::last_error();
     if (static_cast<std::uint64_t>(st.st_size) <= size) return {};  // nothing past them
   }
-  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return fs::detail::last_error();
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return fs::last_error();
   if (s == nfs4::stable_how4::UNSTABLE4) return {};
   const int synced = s == nfs4::stable_how4::FILE_SYNC4 ? ::fsync(fd) : ::fdatasync(fd);
-  return synced == 0 ? std::error_code() : fs::detail::last_error();
+  return synced == 0 ? std::error_code() : fs::last_error();
 }
 
 }  // namespace
@@ -177,7 +177,7 @@ nfsstat4 finish_truncation(compound_context& ctx) {
   const compound_context::pending_truncation t = std::move(*ctx.truncation);
   ctx.truncation.reset();
   fs::detail::drop_create_verifier(t.file, t.fd->get());
-  return ::ftruncate(t.fd->get(), 0) == 0 ? nfsstat4::NFS4_OK : to_nfsstat(fs::detail::last_error());
+  return ::ftruncate(t.fd->get(), 0) == 0 ? nfsstat4::NFS4_OK : to_nfsstat(fs::last_error());
 }
 
 nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {

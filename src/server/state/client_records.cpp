@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "server/fs/error.hpp"
 #include "server/fs/identity.hpp"
 #include "server/fs/unique_fd.hpp"
 
@@ -19,7 +20,7 @@ namespace {
 constexpr const char* header = "vnfsd-clients 1";
 constexpr const char* temp_name = "clients.tmp";
 
-std::error_code last_error() { return {errno, std::system_category()}; }
+using fs::last_error;
 
 std::string to_hex(const std::string& bytes) {
   static constexpr char digits[] = "0123456789abcdef";

@@ -13,6 +13,7 @@
 
 #include <isa-l/crc.h>
 
+#include "server/fs/error.hpp"
 #include "server/fs/unique_fd.hpp"
 #include "vnfs/xdr/decoder.hpp"
 #include "vnfs/xdr/encoder.hpp"
@@ -35,7 +36,7 @@ constexpr std::array<char, 8> header_v1 = {'V', 'N', 'F', 'S', 'T', 'X', 'N', '1
 constexpr std::size_t header_size = 20;
 constexpr std::uint32_t max_record = 1u << 20;
 
-std::error_code last_error() { return {errno, std::system_category()}; }
+using fs::last_error;
 
 std::uint32_t fnv1a(std::span<const std::byte> b) {
   std::uint32_t h = 2166136261u;

@@ -7,13 +7,15 @@
 #include <cerrno>
 #include <charconv>
 
+#include "server/fs/error.hpp"
+
 namespace vnfs::server::txn {
 
 namespace {
 
 constexpr std::string_view suffixes[3] = {".j0", ".j1", ".data"};
 
-std::error_code last_error() { return {errno, std::system_category()}; }
+using fs::last_error;
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "server/fs/error.hpp"
 #include "server/fs/identity.hpp"
 #include "server/ops/status_mapping.hpp"
 #include "server/txn/fail_stop.hpp"
@@ -28,7 +29,7 @@ namespace {
 constexpr std::string_view old_journal_suffix = ".journal";
 constexpr std::string_view outcome_log_name = "outcomes";
 
-std::error_code last_error() { return {errno, std::system_category()}; }
+using fs::last_error;
 
 /// Every name in the state directory but "." and "..".
 std::vector<std::string> list_names(int state_fd) {

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "server/fs/error.hpp"
+
 namespace vnfs::server::txn {
 
 namespace {
@@ -17,7 +19,7 @@ constexpr const char* log_name = "outcomes";
 constexpr const char* tmp_name = "outcomes.new";
 constexpr std::size_t entry_size = 16;
 
-std::error_code last_error() { return {errno, std::system_category()}; }
+using fs::last_error;
 
 std::uint32_t check_of(const unsigned char* b) {
   std::uint32_t h = 2166136261u;

@@ -9,13 +9,14 @@
 #include <variant>
 
 #include "server/fs/detail.hpp"
+#include "server/fs/error.hpp"
 #include "server/fs/identity.hpp"
 
 namespace vnfs::server::txn {
 
 namespace {
 
-std::error_code last_error() { return {errno, std::system_category()}; }
+using fs::last_error;
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include "server/fs/attributes.hpp"
 #include "server/fs/detail.hpp"
 #include "server/fs/directory.hpp"
+#include "server/fs/error.hpp"
 #include "server/fs/identity.hpp"
 #include "server/txn/fail_stop.hpp"
 #include "server/txn/manager.hpp"
@@ -27,7 +28,7 @@ namespace {
 constexpr std::uint64_t backup_align = 4096;  // FICLONERANGE needs block-aligned offsets
 constexpr std::uint64_t backup_share_from = 256 * 1024;  // smaller backups are copied (protect_data)
 
-std::error_code last_error() { return {errno, std::system_category()}; }
+using fs::last_error;
 
 saved_attrs to_saved(const fs::attributes& a) {
   saved_attrs s;

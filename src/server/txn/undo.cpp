@@ -14,13 +14,14 @@
 #include "server/fs/attributes.hpp"
 #include "server/fs/detail.hpp"
 #include "server/fs/directory.hpp"
+#include "server/fs/error.hpp"
 #include "server/fs/identity.hpp"
 
 namespace vnfs::server::txn {
 
 namespace {
 
-std::error_code last_error() { return {errno, std::system_category()}; }
+using fs::last_error;
 
 fs::setattr_args restore_args(const saved_attrs& a, bool with_size) {
   const auto type = static_cast<fs::file_type>(a.type);
