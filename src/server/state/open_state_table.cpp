@@ -103,6 +103,14 @@ nfsstat4 open_state_table::find_locked(nfs4::clientid4 client, const nfs4::state
   return nfsstat4::NFS4_OK;
 }
 
+nfsstat4 open_state_table::find_open_locked(nfs4::clientid4 client, const file_key& file,
+                                            const nfs4::stateid4& sid, std::uint64_t& id) const {
+  kind k{};
+  if (nfsstat4 st = find_locked(client, sid, id, k); st != nfsstat4::NFS4_OK) return st;
+  if (k != kind::open || opens_.at(id).file != file) return nfsstat4::NFS4ERR_BAD_STATEID;
+  return nfsstat4::NFS4_OK;
+}
+
 // ---- opens -------------------------------------------------------------------------
 
 nfsstat4 open_state_table::check_share(nfs4::clientid4 client,
@@ -171,11 +179,8 @@ nfsstat4 open_state_table::downgrade(nfs4::clientid4 client, const file_key& fil
                                      std::uint32_t deny, nfs4::stateid4& out) {
   std::lock_guard lk(mu_);
   std::uint64_t id = 0;
-  kind k{};
-  if (nfsstat4 st = find_locked(client, sid, id, k); st != nfsstat4::NFS4_OK) return st;
-  if (k != kind::open) return nfsstat4::NFS4ERR_BAD_STATEID;
+  if (nfsstat4 st = find_open_locked(client, file, sid, id); st != nfsstat4::NFS4_OK) return st;
   open_state& o = opens_.at(id);
-  if (o.file != file) return nfsstat4::NFS4ERR_BAD_STATEID;
   if (access == 0 || (access & ~o.access) != 0 || (deny & ~o.deny) != 0)
     return nfsstat4::NFS4ERR_INVAL;
   o.access = access;
@@ -191,11 +196,8 @@ nfsstat4 open_state_table::close(nfs4::clientid4 client, const file_key& file,
                                  const nfs4::stateid4& sid) {
   std::lock_guard lk(mu_);
   std::uint64_t id = 0;
-  kind k{};
-  if (nfsstat4 st = find_locked(client, sid, id, k); st != nfsstat4::NFS4_OK) return st;
-  if (k != kind::open) return nfsstat4::NFS4ERR_BAD_STATEID;
+  if (nfsstat4 st = find_open_locked(client, file, sid, id); st != nfsstat4::NFS4_OK) return st;
   open_state& o = opens_.at(id);
-  if (o.file != file) return nfsstat4::NFS4ERR_BAD_STATEID;
   for (std::uint64_t lid : o.locks)
     if (!locks_.at(lid).ranges.empty()) return nfsstat4::NFS4ERR_LOCKS_HELD;
   erase_open_locked(id);
@@ -326,12 +328,8 @@ nfsstat4 open_state_table::lock(const lock_request& req, nfs4::stateid4& out,
   std::uint64_t open_id = 0;
   std::vector<std::byte> owner;
   if (req.new_lock_owner) {
-    kind k{};
-    if (nfsstat4 st = find_locked(req.client, req.open_stateid, open_id, k);
-        st != nfsstat4::NFS4_OK)
+    if (nfsstat4 st = find_open_locked(req.client, req.file, req.open_stateid, open_id); st != nfsstat4::NFS4_OK)
       return st;
-    if (k != kind::open) return nfsstat4::NFS4ERR_BAD_STATEID;
-    if (opens_.at(open_id).file != req.file) return nfsstat4::NFS4ERR_BAD_STATEID;
     owner = req.lock_owner;
     // A lock-owner has one lock stateid per file: a client that (re)declares it as new
     // gets the existing one rather than a second set of ranges.

@@ -215,6 +215,10 @@ class open_state_table {
   /// Validates `sid` against the tables; on success `id` and `k` name the state.
   nfs4::nfsstat4 find_locked(nfs4::clientid4 client, const nfs4::stateid4& sid,
                              std::uint64_t& id, kind& k) const;
+  /// find_locked() for an open stateid of `file`: NFS4ERR_BAD_STATEID for a lock stateid or
+  /// another file's; on success `id` names the open state.
+  nfs4::nfsstat4 find_open_locked(nfs4::clientid4 client, const file_key& file,
+                                  const nfs4::stateid4& sid, std::uint64_t& id) const;
   const lock_state* conflict_locked(nfs4::clientid4 client, const std::vector<std::byte>& owner,
                                     const file_key& file, const range& r,
                                     range& with) const;
