@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "vnfs/host_port.hpp"
+
 namespace vnfs::bench {
 
 namespace {
@@ -32,23 +34,17 @@ netdelay_process::netdelay_process(const std::string& target_host, std::uint16_t
     child_.reset();  // stops it
     throw process_error(std::string("netdelay_process: no ready line: ") + e.what());
   }
-  auto colon = line.rfind(':');
-  if (!line.starts_with(ready_prefix) || colon == std::string::npos || colon < ready_prefix.size()) {
+  if (!line.starts_with(ready_prefix)) {
     child_.reset();
     throw process_error("netdelay_process: unexpected first line: \"" + line + "\"");
   }
-  host_ = line.substr(ready_prefix.size(), colon - ready_prefix.size());
-  unsigned long port = 0;
-  try {
-    port = std::stoul(line.substr(colon + 1));
-  } catch (const std::exception&) {
-    port = 0;
-  }
-  if (port == 0 || port > 65535) {
+  const std::optional<host_port> at = parse_host_port(std::string_view(line).substr(ready_prefix.size()));
+  if (!at || at->port == 0) {
     child_.reset();
     throw process_error("netdelay_process: malformed ready line: \"" + line + "\"");
   }
-  port_ = static_cast<std::uint16_t>(port);
+  host_ = at->host;
+  port_ = at->port;
 }
 
 netdelay_process::~netdelay_process() = default;  // child_process stops the proxy

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <thread>
 
+#include "vnfs/host_port.hpp"
+
 namespace vnfs::bench {
 
 using namespace std::chrono_literals;
@@ -17,24 +19,6 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr std::string_view ready_prefix = "vnfsd listening on tcp://";
-
-// Parses "HOST:PORT" or "[V6HOST]:PORT" from the ready line; false if malformed.
-bool parse_endpoint(std::string_view rest, std::string& host, std::uint16_t& port) {
-  auto colon = rest.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size()) return false;
-  std::string_view h = rest.substr(0, colon);
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  unsigned long value = 0;
-  for (char c : rest.substr(colon + 1)) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + static_cast<unsigned long>(c - '0');
-    if (value > 65535) return false;
-  }
-  if (value == 0) return false;
-  host.assign(h);
-  port = static_cast<std::uint16_t>(value);
-  return true;
-}
 
 }  // namespace
 
@@ -91,14 +75,13 @@ bool vnfsd_process::try_start(std::string& failure) {
                           (before.empty() ? "" : "; its output: " + before));
     }
     if (line.starts_with(ready_prefix)) {
-      std::string host;
-      std::uint16_t port = 0;
-      if (!parse_endpoint(std::string_view(line).substr(ready_prefix.size()), host, port)) {
+      const std::optional<host_port> tcp = parse_host_port(std::string_view(line).substr(ready_prefix.size()));
+      if (!tcp || tcp->port == 0) {
         child_.reset();
         throw process_error("vnfsd_process: malformed ready line: \"" + line + "\"");
       }
-      host_ = std::move(host);
-      port_ = port;
+      host_ = tcp->host;
+      port_ = tcp->port;
       if (std::find(opts_.extra_args.begin(), opts_.extra_args.end(), "--rdma") == opts_.extra_args.end()) return true;
       // With --rdma a second ready line follows: "vnfsd listening on rdma+PROVIDER://HOST:PORT".
       std::string second;
@@ -109,9 +92,12 @@ bool vnfsd_process::try_start(std::string& failure) {
         child_.reset();
         throw process_error(std::string("vnfsd_process: no RDMA ready line: ") + e.what());
       }
-      auto scheme_end = second.find("://");
-      if (!second.starts_with("vnfsd listening on rdma+") || scheme_end == std::string::npos ||
-          !parse_endpoint(std::string_view(second).substr(scheme_end + 3), host, rdma_port_)) {
+      const auto scheme_end = second.find("://");
+      const std::optional<host_port> rdma = scheme_end == std::string::npos
+                                                ? std::nullopt
+                                                : parse_host_port(std::string_view(second).substr(scheme_end + 3));
+      if (rdma) rdma_port_ = rdma->port;
+      if (!second.starts_with("vnfsd listening on rdma+") || !rdma || rdma_port_ == 0) {
         child_.reset();
         throw process_error("vnfsd_process: malformed RDMA ready line: \"" + second + "\"");
       }

@@ -48,6 +48,7 @@
 
 #include "vnfs/client.hpp"
 #include "vnfs/embedded_server.hpp"
+#include "vnfs/host_port.hpp"
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -390,18 +391,6 @@ void write_samples(const std::filesystem::path& dir) {
   for (std::uint32_t i = 0; i < (1u << 20); ++i) bin.put(static_cast<char>((i * 2654435761u) >> 24));
 }
 
-bool parse_listen(const std::string& s, std::string& host, std::uint16_t& port) {
-  auto colon = s.rfind(':');
-  if (colon == std::string::npos || colon == 0) return false;
-  host = s.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  unsigned v = 0;
-  auto [end, ec] = std::from_chars(s.data() + colon + 1, s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || colon + 1 == s.size() || v > 65535) return false;
-  port = static_cast<std::uint16_t>(v);
-  return true;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -429,7 +418,10 @@ int main(int argc, char** argv) {
       std::cout << desc << "\n";
       return 0;
     }
-    if (!parse_listen(listen, host, port)) throw po::error("--listen wants HOST:PORT, not '" + listen + "'");
+    const std::optional<vnfs::host_port> at = vnfs::parse_host_port(listen);
+    if (!at) throw po::error("--listen wants HOST:PORT, not '" + listen + "'");
+    host = at->host;
+    port = at->port;
     if (!url.empty() && !export_dir.empty()) throw po::error("--url and --export exclude each other");
     if (buffers == 0 || buffer_size == 0) throw po::error("--buffers and --buffer-size must be positive");
   } catch (const po::error& e) {

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "vnfs/error.hpp"
+#include "vnfs/host_port.hpp"
 #include "vnfs/url.hpp"
 
 using vnfs::parse_url;
@@ -156,4 +157,31 @@ TEST_CASE("to_string writes what parse_url reads back") {
     CHECK(back.path == u.path);
     CHECK(back.query == u.query);
   }
+}
+
+TEST_CASE("HOST:PORT endpoints: names, IPv4, bracketed IPv6, port 0 and the malformed") {
+  using vnfs::parse_host_port;
+  auto e = parse_host_port("127.0.0.1:2049");
+  REQUIRE(e);
+  CHECK(e->host == "127.0.0.1");
+  CHECK(e->port == 2049);
+
+  e = parse_host_port("[::1]:0");  // a listener's "any port"
+  REQUIRE(e);
+  CHECK(e->host == "::1");
+  CHECK(e->port == 0);
+
+  e = parse_host_port("server.example.org:65535");
+  REQUIRE(e);
+  CHECK(e->host == "server.example.org");
+  CHECK(e->port == 65535);
+
+  e = parse_host_port("fe80::1:80");  // unbracketed: the last colon separates the port
+  REQUIRE(e);
+  CHECK(e->host == "fe80::1");
+  CHECK(e->port == 80);
+
+  for (const char* bad : {"", "2049", ":2049", "[]:2049", "host:", "host:65536", "host:-1", "host:20x9",
+                          "host: 2049", "host:99999999999999999999"})
+    CHECK_FALSE(parse_host_port(bad));
 }

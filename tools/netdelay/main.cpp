@@ -4,7 +4,6 @@
 #include <sys/resource.h>
 
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -17,6 +16,7 @@
 #include <boost/program_options.hpp>
 
 #include "delay_proxy.hpp"
+#include "vnfs/host_port.hpp"
 
 namespace asio = boost::asio;
 namespace po = boost::program_options;
@@ -44,27 +44,12 @@ constexpr const char* usage_head =
     "\n"
     "Options";
 
-/// "HOST:PORT", "[V6ADDR]:PORT" → host and port; false if malformed.
-bool split_host_port(const std::string& s, std::string& host, std::uint16_t& port) {
-  auto colon = s.rfind(':');
-  if (colon == std::string::npos || colon == 0) return false;
-  host = s.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  const char* first = s.data() + colon + 1;
-  const char* last = s.data() + s.size();
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(first, last, value);
-  if (ec != std::errc() || end != last || first == last || value > 65535) return false;
-  port = static_cast<std::uint16_t>(value);
-  return !host.empty();
-}
-
 /// Resolves an option's HOST:PORT to its first endpoint; throws po::error naming it.
 tcp::endpoint endpoint_of(asio::io_context& io, const std::string& option, const std::string& value) {
-  std::string host;
-  std::uint16_t port = 0;
-  if (!split_host_port(value, host, port))
-    throw po::error(option + " wants HOST:PORT, e.g. 127.0.0.1:2049, not '" + value + "'");
+  const std::optional<vnfs::host_port> at = vnfs::parse_host_port(value);
+  if (!at) throw po::error(option + " wants HOST:PORT, e.g. 127.0.0.1:2049, not '" + value + "'");
+  const std::string& host = at->host;
+  const std::uint16_t port = at->port;
   boost::system::error_code ec;
   asio::ip::address a = asio::ip::make_address(host, ec);
   if (!ec) return {a, port};

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -15,6 +14,7 @@
 #include <boost/program_options.hpp>
 
 #include "vnfs/embedded_server.hpp"
+#include "vnfs/host_port.hpp"
 
 namespace po = boost::program_options;
 
@@ -69,20 +69,6 @@ constexpr const char* usage_head =
     "locks answer NFS4ERR_GRACE. --no-grace starts at once and forgets the records.\n"
     "\n"
     "Options";
-
-bool parse_listen(const std::string& s, std::string& host, std::uint16_t& port) {
-  auto colon = s.rfind(':');
-  if (colon == std::string::npos || colon == 0) return false;
-  host = s.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  const char* first = s.data() + colon + 1;
-  const char* last = s.data() + s.size();
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(first, last, value);
-  if (ec != std::errc() || end != last || first == last || value > 65535) return false;
-  port = static_cast<std::uint16_t>(value);
-  return true;
-}
 
 /// The kernel doubles a process's descriptor table when a descriptor does not fit, and in a
 /// process with threads each growth first waits for an RCU grace period: 16 ms each on this
@@ -169,13 +155,20 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (export_dir.empty() || listen.empty()) throw po::error("--export and --listen are required");
-    if (!parse_listen(listen, opts.host, opts.port))
-      throw po::error("--listen wants HOST:PORT, e.g. 127.0.0.1:2049, not '" + listen + "'");
+    const std::optional<vnfs::host_port> tcp = vnfs::parse_host_port(listen);
+    if (!tcp) throw po::error("--listen wants HOST:PORT, e.g. 127.0.0.1:2049, not '" + listen + "'");
+    opts.host = tcp->host;
+    opts.port = tcp->port;
     if (!rdma.empty()) {
       auto colon = rdma.find(':');
       opts.rdma_provider = rdma.substr(0, colon);
-      if (colon == std::string::npos || (opts.rdma_provider != "cma" && opts.rdma_provider != "verbs") ||
-          !parse_listen(rdma.substr(colon + 1), opts.rdma_host, opts.rdma_port))
+      const std::optional<vnfs::host_port> at =
+          colon == std::string::npos ? std::nullopt : vnfs::parse_host_port(std::string_view(rdma).substr(colon + 1));
+      if (at) {
+        opts.rdma_host = at->host;
+        opts.rdma_port = at->port;
+      }
+      if (!at || (opts.rdma_provider != "cma" && opts.rdma_provider != "verbs"))
         throw po::error("--rdma wants PROVIDER:HOST:PORT with PROVIDER cma or verbs, e.g. cma:127.0.0.1:20049, not '" +
                         rdma + "'");
     }
