@@ -274,7 +274,14 @@ nfsstat4 compound_run::end_transaction(nfsstat4 status) {
 nfsstat4 compound_run::lock_for(const nfs4::nfs_argop4& op, bool planned) {
   if (holding_ == holding::none || holding_ == holding::unchecked) return nfsstat4::NFS4_OK;
   std::vector<txn::lock_request> reqs;
-  txn::op_locks(op, ctx_, holding_ != holding::plain && !planned, reqs);
+  // A plain COMPOUND pins no object it reaches by a name but the file an OPEN truncates (a
+  // transaction may hold it, or a committed one's replay may be due to write it).
+  using txn::named_objects;
+  txn::op_locks(op, ctx_,
+                holding_ == holding::plain ? named_objects::truncated
+                : planned                  ? named_objects::none
+                                           : named_objects::all,
+                reqs);
   nfsstat4 s = nfsstat4::NFS4_OK;
   if (holding_ != holding::plain) {
     if (!reqs.empty()) s = state_.txns.lock(*ctx_.txn, reqs);

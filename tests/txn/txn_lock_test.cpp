@@ -356,6 +356,46 @@ TEST_CASE("an OPEN that truncates an existing file locks the file itself, planne
   }
 }
 
+TEST_CASE("a plain OPEN that would truncate a file a transaction holds is refused and truncates nothing", "[txn][lock]") {
+  // The transaction reaches the file by its handle, so it holds the file and not its
+  // directory: the plain OPEN pins the file it would truncate (op_locks, named_objects::
+  // truncated). The same pin waits for a committed transaction whose redo of the file awaits
+  // its checkpoint, so that no replay after a crash writes over the truncation.
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "lp");
+  const auto dir = srv.export_dir() / wd;
+  const auto before = pattern(3000, 6), head = pattern(100, 7);
+  write_local(dir / "f", before);
+  party writer(srv, wd), plain(srv, wd);
+  auto r = plain.c.run({LOOKUP4args{"f"}, GETFH4args{}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  const nfs_fh4 fh_f = plain.c.at<GETFH4res>(r, 1).resok4.object;
+  OPEN4args truncate_f = open_create(plain.c, "f");
+  attributes zero;
+  zero.size = 0;
+  truncate_f.openhow.how.createattrs = encode_attributes(zero);
+  OPEN4args open_f = open_create(plain.c, "f");  // UNCHECKED4 without a size: no truncation
+
+  r = writer.in_txn(txn(txn_action4::TXN_BEGIN, 520),
+                    {PUTFH4args{fh_f}, WRITE4args{stateid4::anonymous(), 0, stable_how4::UNSTABLE4,
+                                                  xdr::bytes_view(head.data(), head.size())}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  auto changed = before;
+  std::copy(head.begin(), head.end(), changed.begin());
+  CHECK(read_local(dir / "f") == changed);  // uncommitted, on disk
+  CHECK(refused_whole(plain.c.run({truncate_f})));
+  CHECK(read_local(dir / "f") == changed);
+  // An OPEN that truncates nothing pins the directory only: it passes.
+  r = plain.c.run({open_f});
+  CHECK(r.status == nfsstat4::NFS4_OK);
+  r = writer.control(txn(txn_action4::TXN_ABORT, 520));
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  CHECK(read_local(dir / "f") == before);
+  r = plain.c.run({truncate_f});
+  CHECK(r.status == nfsstat4::NFS4_OK);
+  CHECK(std::filesystem::file_size(dir / "f") == 0);
+}
+
 TEST_CASE("the lock table: wait-die by age, wounds for idle holders, pins of plain COMPOUNDs", "[txn][lock]") {
   using namespace vnfs::server::txn;
   lock_table t;

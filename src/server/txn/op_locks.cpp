@@ -25,9 +25,17 @@ void add_named(const fs::object& dir, std::string_view name, std::vector<lock_re
   if (!ec) add(obj, lock_mode::exclusive, out);
 }
 
+/// An OPEN that truncates the file if it exists: UNCHECKED4 with a size among its attributes
+/// (RFC 8881 §18.16.3; GUARDED4 and the exclusive modes leave an existing file as it is).
+bool truncates(const nfs4::OPEN4args& a) {
+  return a.openhow.opentype == nfs4::opentype4::OPEN4_CREATE && a.openhow.how.mode == nfs4::createmode4::UNCHECKED4 &&
+         a.openhow.how.createattrs.attrmask.test(nfs4::FATTR4_SIZE);
+}
+
 }  // namespace
 
-void op_locks(const nfs_argop4& op, const compound_context& ctx, bool named, std::vector<lock_request>& out) {
+void op_locks(const nfs_argop4& op, const compound_context& ctx, named_objects names, std::vector<lock_request>& out) {
+  const bool named = names == named_objects::all;
   const fs::object& cur = ctx.current.obj;
   const fs::object& saved = ctx.saved.obj;
   constexpr lock_mode S = lock_mode::shared, X = lock_mode::exclusive;
@@ -48,7 +56,7 @@ void op_locks(const nfs_argop4& op, const compound_context& ctx, bool named, std
           if (a.claim.claim != nfs4::open_claim_type4::CLAIM_NULL) return;  // CLAIM_FH and reclaims: no change
           const bool create = a.openhow.opentype == nfs4::opentype4::OPEN4_CREATE;
           add(cur, create ? X : S, out);
-          if (create && named) add_named(cur, a.claim.file, out);
+          if (create && (named || (names == named_objects::truncated && truncates(a)))) add_named(cur, a.claim.file, out);
         } else if constexpr (std::is_same_v<T, nfs4::REMOVE4args>) {
           add(cur, X, out);
           if (named) add_named(cur, a.target, out);

@@ -131,7 +131,7 @@ class planner {
     if (cur_.made) return made_object();
     // The directory's lock first, then the name's lookup, which it keeps from changing, and
     // the lock of what it finds (op_locks' named lock, without a second lookup).
-    if (!named_change_ok(cur_.obj, a.claim.file) || !lock(a, false)) return false;
+    if (!named_change_ok(cur_.obj, a.claim.file) || !lock(a, named_objects::none)) return false;
     std::error_code ec;
     fs::object file = fs::lookup(cur_.obj, a.claim.file, ec);
     if (!ec && create && !lock_found(file)) return false;
@@ -233,7 +233,7 @@ class planner {
   /// The locks the operation will take, taken now (a transaction keeps them to its end);
   /// with `named` those of the objects its names find (op_locks).
   template <class T>
-  bool lock(const T& a, bool named = true) {
+  bool lock(const T& a, named_objects named = named_objects::all) {
     sim_.current.obj = cur_.obj ? cur_.obj.clone(ec_) : fs::object();
     sim_.saved.obj = saved_.obj ? saved_.obj.clone(ec_) : fs::object();
     if (ec_) return false;
