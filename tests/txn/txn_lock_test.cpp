@@ -56,6 +56,15 @@ OPEN4args open_create(const nfs_client& c, std::string name) {
   return a;
 }
 
+/// open_create() that truncates the file if it exists (UNCHECKED4 with size 0).
+OPEN4args open_truncating(const nfs_client& c, std::string name) {
+  OPEN4args a = open_create(c, std::move(name));
+  attributes zero;
+  zero.size = 0;
+  a.openhow.how.createattrs = encode_attributes(zero);
+  return a;
+}
+
 WRITE4args write_at(std::uint64_t offset, const std::vector<std::byte>& data) {
   return WRITE4args{stateid4{1, {}}, offset, stable_how4::UNSTABLE4, xdr::bytes_view(data.data(), data.size())};
 }
@@ -331,10 +340,7 @@ TEST_CASE("an OPEN that truncates an existing file locks the file itself, planne
   auto r = reader.c.run({LOOKUP4args{"f"}, GETFH4args{}});
   REQUIRE(r.status == nfsstat4::NFS4_OK);
   const nfs_fh4 fh_f = reader.c.at<GETFH4res>(r, 1).resok4.object;
-  OPEN4args truncate_f = open_create(writer.c, "f");
-  attributes zero;
-  zero.size = 0;
-  truncate_f.openhow.how.createattrs = encode_attributes(zero);
+  const OPEN4args truncate_f = open_truncating(writer.c, "f");
   auto read_by_handle = [&] { return reader.c.call({PUTFH4args{fh_f}, READ4args{stateid4::anonymous(), 0, 10000}}); };
 
   std::uint64_t id = 510;
@@ -370,11 +376,8 @@ TEST_CASE("a plain OPEN that would truncate a file a transaction holds is refuse
   auto r = plain.c.run({LOOKUP4args{"f"}, GETFH4args{}});
   REQUIRE(r.status == nfsstat4::NFS4_OK);
   const nfs_fh4 fh_f = plain.c.at<GETFH4res>(r, 1).resok4.object;
-  OPEN4args truncate_f = open_create(plain.c, "f");
-  attributes zero;
-  zero.size = 0;
-  truncate_f.openhow.how.createattrs = encode_attributes(zero);
-  OPEN4args open_f = open_create(plain.c, "f");  // UNCHECKED4 without a size: no truncation
+  const OPEN4args truncate_f = open_truncating(plain.c, "f");
+  const OPEN4args open_f = open_create(plain.c, "f");  // UNCHECKED4 without a size: no truncation
 
   r = writer.in_txn(txn(txn_action4::TXN_BEGIN, 520),
                     {PUTFH4args{fh_f}, WRITE4args{stateid4::anonymous(), 0, stable_how4::UNSTABLE4,
