@@ -1231,7 +1231,8 @@ def main():
       "2 runs; libnfs with 1,000 files; Figure 12 with 5 s runs; Figures 3-4 of papers/003 up to 4 MiB).")
     w("- One benchmark alone: `build/default/bench/vnfs_experiments --help` (e.g. `--figures 6 --delays 2.6 "
       "--sizes 1K --servers vnfsd`), `bash bench/cli_tree.sh --help`, `bash bench/baseline_netns.sh --help`, `build/default/bench/txn_overhead --help`, "
-      "`bash bench/txn_tree.sh --help`.")
+      "`bash bench/txn_tree.sh --help`; two vnfsd builds against each other on txn_overhead, in turns: "
+      "`python3 bench/txn_ab.py --help`.")
     w("- The model COMPOUNDs x RTT + server time assumes the COMPOUNDs of a call go one after another. "
       "vread/vgetattrs send the COMPOUNDs of one call concurrently over the session's slots, so there it "
       "is an upper bound.")
