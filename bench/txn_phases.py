@@ -43,8 +43,16 @@ PROBES = {
     "end_plan_out": ("_ZN4vnfs6server3txn11transaction8end_planEv", "r"),
     "commit_in": ("_ZN4vnfs6server3txn11transaction6commitEv", "p"),
     "commit_out": ("_ZN4vnfs6server3txn11transaction6commitEv", "r"),
+    # Inside commit: the journal's write and flush (transaction::barrier, which end_plan calls
+    # too), and the apply of the redo records.
+    "journal_in": ("_ZN4vnfs6server3txn11transaction7barrierEv", "p"),
+    "journal_out": ("_ZN4vnfs6server3txn11transaction7barrierEv", "r"),
+    "apply_in": ("_ZN4vnfs6server3txn11transaction10apply_redoEv", "p"),
+    "apply_out": ("_ZN4vnfs6server3txn11transaction10apply_redoEv", "r"),
 }
-STEPS = ("server", "plan", "barrier", "ops", "commit")
+# Probes every transactional COMPOUND passes; the others fire only in some (no redo: no apply).
+REQUIRED = ("handle_in", "handle_out", "plan_in", "end_plan_in", "end_plan_out", "commit_in", "commit_out")
+STEPS = ("server", "plan", "barrier", "ops", "commit", "commit_journal", "commit_apply")
 
 
 def file_offset(binary, symbol_prefix):
@@ -114,14 +122,20 @@ def spans(trace_text):
             cur[tid] = {"handle_in": t}
         elif tid in cur:
             c = cur[tid]
+            # The steps inside commit: their time once commit began (0 where none ran).
+            if name in ("journal_out", "apply_out") and "commit_in" in c and name[:-4] + "_in" in c:
+                step = "commit_" + name[:-4]
+                c[step] = c.get(step, 0.0) + t - c[name[:-4] + "_in"]
             c[name] = t
             if name == "handle_out":
                 span = {"start": c["handle_in"], "server": t - c["handle_in"]}
-                if all(k in c for k in PROBES):
+                if all(k in c for k in REQUIRED):
                     span.update(plan=c["end_plan_in"] - c["plan_in"],
                                 barrier=c["end_plan_out"] - c["end_plan_in"],
                                 ops=c["commit_in"] - c["end_plan_out"],
-                                commit=c["commit_out"] - c["commit_in"])
+                                commit=c["commit_out"] - c["commit_in"],
+                                commit_journal=c.get("commit_journal", 0.0),
+                                commit_apply=c.get("commit_apply", 0.0))
                 out.setdefault(pid, []).append(span)
                 del cur[tid]
     return out
@@ -257,7 +271,9 @@ def main():
             "note": "bench/txn_overhead --figures 4 --clients 1 --delays 0.1 (0.2 ms RTT) per size; "
                     "milliseconds per COMPOUND from its medians; steps: medians over the pass's "
                     "transactional COMPOUNDs, from uprobes on vnfsd (server: dispatcher::handle; plan: "
-                    "txn::plan to end_plan; barrier: end_plan; ops: end_plan to commit; commit: commit); "
+                    "txn::plan to end_plan; barrier: end_plan; ops: end_plan to commit; commit: commit, and "
+                    "in it commit_journal: the journal's write and flush, commit_apply: the apply of "
+                    "the redo records); "
                     "plain_server_median_us: dispatcher::handle of the plain server's COMPOUNDs of the pass; "
                     "device_us: median time of one fdatasync of files per COMPOUND x size bytes just written "
                     "over allocated blocks of one file in the exports' directory",
