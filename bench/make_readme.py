@@ -983,7 +983,8 @@ def txn_phases(res, w):
       "COMPOUND in vnfsd (dispatcher::handle), for the plain server and for txn; plan: the look-ahead (lookups, locks, backups copied); barrier: "
       "backups and undo records made durable; ops: the operations; commit: every change made durable and the "
       "commit record (with redo, docs/transactions.md, used for the overwrites of the overwrite pass: the redo records written with "
-      "the commit record and applied after it; no barrier). Milliseconds per COMPOUND: plain and txn from the pass times (client side), the steps "
+      "the commit record and applied after it; no barrier), and in it journal: the journal's write and flush, apply: the redo "
+      "records applied. Milliseconds per COMPOUND: plain and txn from the pass times (client side), the steps "
       "medians over the pass's transactional COMPOUNDs. durability only: (plain + barrier + commit) / plain, the "
       "ratio left if planning cost nothing and the operations no more than plain's. device: one fdatasync of the "
       "COMPOUND's bytes (files per COMPOUND x size) just written over allocated blocks of one file on the exports' "
@@ -994,14 +995,15 @@ def txn_phases(res, w):
       "inode allocator skips recently deleted inodes), so their ratios say little; the overwrite passes are "
       "steadier.\n")
     w("| pass | size | files per COMPOUND | plain ms | txn ms | txn / plain | plain server ms | txn server ms | plan ms "
-      "| barrier ms | ops ms | commit ms | durability only | device ms | device only |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "| barrier ms | ops ms | commit ms | of it journal ms | of it apply ms | durability only | device ms | device only |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for op in ("write", "overwrite"):
         for q in sorted((q for q in ph["points"] if q["op"] == op), key=lambda q: q["size"]):
             m, pl, tx = q["median_us"], q["plain_ms_per_compound"], q["txn_ms_per_compound"]
             w(f"| {op} | {size_label(q['size'])} | {q['batch']} | {pl:.2f} | {tx:.2f} | {tx / pl:.2f} | "
               f"{q['plain_server_median_us'] / 1e3:.2f} | "
               + " | ".join(f"{m[k] / 1e3:.2f}" for k in ("server", "plan", "barrier", "ops", "commit"))
+              + " | " + " | ".join(f"{m[k] / 1e3:.2f}" if k in m else "-" for k in ("commit_journal", "commit_apply"))
               + f" | {(pl + (m['barrier'] + m['commit']) / 1e3) / pl:.2f} | "
               + (f"{q['device_us'] / 1e3:.2f} | {(pl + q['device_us'] / 1e3) / pl:.2f} |" if "device_us" in q
                  else " | |"))
