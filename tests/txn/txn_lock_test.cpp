@@ -94,6 +94,13 @@ struct party {
   COMPOUND4res control(VNFS_TXN4args t) { return c.call({t}); }
 };
 
+/// The filehandle of `name` in the working directory, as `p` looks it up (plain).
+nfs_fh4 handle_of(party& p, const std::string& name) {
+  auto r = p.c.run({LOOKUP4args{name}, GETFH4args{}});
+  REQUIRE(r.status == nfsstat4::NFS4_OK);
+  return p.c.at<GETFH4res>(r, 1).resok4.object;
+}
+
 txn_outcome4 outcome(const COMPOUND4res& r) { return static_cast<txn_outcome4>(result_at<VNFS_TXN4res>(r, 1).outcome); }
 nfsstat4 txn_status(const COMPOUND4res& r) { return result_at<VNFS_TXN4res>(r, 1).status; }
 
@@ -337,9 +344,7 @@ TEST_CASE("an OPEN that truncates an existing file locks the file itself, planne
   const auto before = pattern(3000, 5);
   write_local(dir / "f", before);
   party writer(srv, wd), reader(srv, wd);
-  auto r = reader.c.run({LOOKUP4args{"f"}, GETFH4args{}});
-  REQUIRE(r.status == nfsstat4::NFS4_OK);
-  const nfs_fh4 fh_f = reader.c.at<GETFH4res>(r, 1).resok4.object;
+  const nfs_fh4 fh_f = handle_of(reader, "f");
   const OPEN4args truncate_f = open_truncating(writer.c, "f");
   auto read_by_handle = [&] { return reader.c.call({PUTFH4args{fh_f}, READ4args{stateid4::anonymous(), 0, 10000}}); };
 
@@ -349,7 +354,7 @@ TEST_CASE("an OPEN that truncates an existing file locks the file itself, planne
     std::vector<nfs_argop4> ops;
     if (!planned) ops = {LOOKUPP4args{}, LOOKUP4args{wd}};
     ops.push_back(truncate_f);
-    r = writer.in_txn(txn(txn_action4::TXN_BEGIN, ++id), ops);
+    auto r = writer.in_txn(txn(txn_action4::TXN_BEGIN, ++id), ops);
     REQUIRE(r.status == nfsstat4::NFS4_OK);
     CHECK(std::filesystem::file_size(dir / "f") == 0);  // truncated on disk, uncommitted
     CHECK(refused_whole(read_by_handle()));
@@ -373,13 +378,11 @@ TEST_CASE("a plain OPEN that would truncate a file a transaction holds is refuse
   const auto before = pattern(3000, 6), head = pattern(100, 7);
   write_local(dir / "f", before);
   party writer(srv, wd), plain(srv, wd);
-  auto r = plain.c.run({LOOKUP4args{"f"}, GETFH4args{}});
-  REQUIRE(r.status == nfsstat4::NFS4_OK);
-  const nfs_fh4 fh_f = plain.c.at<GETFH4res>(r, 1).resok4.object;
+  const nfs_fh4 fh_f = handle_of(plain, "f");
   const OPEN4args truncate_f = open_truncating(plain.c, "f");
   const OPEN4args open_f = open_create(plain.c, "f");  // UNCHECKED4 without a size: no truncation
 
-  r = writer.in_txn(txn(txn_action4::TXN_BEGIN, 520),
+  auto r = writer.in_txn(txn(txn_action4::TXN_BEGIN, 520),
                     {PUTFH4args{fh_f}, WRITE4args{stateid4::anonymous(), 0, stable_how4::UNSTABLE4,
                                                   xdr::bytes_view(head.data(), head.size())}});
   REQUIRE(r.status == nfsstat4::NFS4_OK);
