@@ -104,7 +104,15 @@ TEST_CASE("GETATTR of a regular file") {
     CHECK(a.homogeneous == true);
     CHECK(a.no_trunc == true);
     CHECK(a.maxname == 255u);
-    CHECK(a.maxfilesize == 0x7fffffffffffffffULL);
+    {
+      // Exactly the largest size the export's file system lets a file have.
+      REQUIRE(a.maxfilesize);
+      const int probe = ::open(w.path().c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+      REQUIRE(probe >= 0);
+      CHECK(::ftruncate(probe, static_cast<off_t>(*a.maxfilesize)) == 0);
+      if (*a.maxfilesize < 0x7fffffffffffffffULL) CHECK(::ftruncate(probe, static_cast<off_t>(*a.maxfilesize + 1)) != 0);
+      ::close(probe);
+    }
     CHECK(a.fsid == fsid4{major(dst.st_dev), minor(dst.st_dev)});
     CHECK(a.mounted_on_fileid == a.fileid);
     CHECK(a.time_delta == nfstime4{0, 1});

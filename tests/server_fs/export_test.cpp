@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
@@ -68,6 +70,49 @@ TEST_CASE("a corrupt key is a clear error", "[fs][export]") {
   } catch (const std::system_error& e) {
     CHECK(std::string(e.what()).find("corrupt filehandle key") != std::string::npos);
   }
+}
+
+TEST_CASE("max_file_size is the largest size a file of the export can have, found without a trace", "[fs][export]") {
+  export_fixture f;
+  const std::uint64_t max = f.exp.max_file_size();
+  REQUIRE(max > 0);
+  REQUIRE(max <= static_cast<std::uint64_t>(LLONG_MAX));
+  const int fd = ::open(f.dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  REQUIRE(fd >= 0);
+  CHECK(::ftruncate(fd, static_cast<off_t>(max)) == 0);
+  if (max < static_cast<std::uint64_t>(LLONG_MAX)) {  // (tmpfs takes any size)
+    CHECK(::ftruncate(fd, static_cast<off_t>(max + 1)) == -1);
+    CHECK(errno == EFBIG);
+  }
+  ::close(fd);
+
+  // The probe left nothing: no name, and the root's times are as they were.
+  struct ::stat before {}, after {};
+  REQUIRE(::stat(f.dir.c_str(), &before) == 0);
+  export_root again(f.dir);
+  CHECK(again.max_file_size() == max);
+  REQUIRE(::stat(f.dir.c_str(), &after) == 0);
+  CHECK(std::filesystem::is_empty(f.dir));
+  CHECK(after.st_mtim.tv_sec == before.st_mtim.tv_sec);
+  CHECK(after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+  CHECK(after.st_ctim.tv_nsec == before.st_ctim.tv_nsec);
+
+  // Under a file-size resource limit, the limit (never asking past it: no SIGXFSZ).
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const struct ::rlimit one_mib {1u << 20, 1u << 20};
+    if (::setrlimit(RLIMIT_FSIZE, &one_mib) != 0) ::_exit(90);
+    try {
+      ::_exit(export_root(f.dir).max_file_size() == (1u << 20) ? 0 : 1);
+    } catch (...) {
+      ::_exit(2);
+    }
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("opening a missing export directory throws", "[fs][export]") {

@@ -19,6 +19,7 @@
 #include "test_pattern.hpp"
 #include "state_leftovers.hpp"
 #include "tree_digest.hpp"
+#include "server/fs/export_root.hpp"
 #include "server/txn/journal.hpp"
 #include "server/txn/transaction.hpp"
 #include "vnfs/nfs4/attributes.hpp"
@@ -417,6 +418,21 @@ TEST_CASE("overwrites deferred to the commit (redo) change nothing before it and
     CHECK(r.resarray.size() == t.at(failing.size() - 1) + 1);  // it failed at that WRITE
     CHECK(settled_digest(dir) == before);
     CHECK_FALSE(journal_of(id));  // nothing to undo: no record, no backup was ever written
+  }
+  {
+    INFO("a deferred WRITE ending past the largest file the file system allows");
+    // Applied after the commit point, it would fail there (EFBIG): vnfsd would stop, and
+    // its replay at start-up fail again. Refused at the WRITE instead, like a plain one.
+    const std::uint64_t max_size = server::fs::export_root(srv.export_dir()).max_file_size();
+    const std::string before = settled_digest(dir);
+    std::vector<nfs_argop4> too_far = ops;
+    too_far[6] = write_args(max_size - 10, tail);
+    const std::uint64_t id = t.next_id;
+    const COMPOUND4res r = t.run(too_far);
+    CHECK(r.status == nfsstat4::NFS4ERR_FBIG);
+    CHECK(r.resarray.size() == t.at(6) + 1);
+    CHECK(settled_digest(dir) == before);
+    CHECK_FALSE(journal_of(id));
   }
   const std::uint64_t id = t.next_id;
   REQUIRE(t.run(ops).status == nfsstat4::NFS4_OK);

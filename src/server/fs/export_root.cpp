@@ -8,11 +8,13 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <string>
@@ -86,6 +88,29 @@ bool fd_path(int fd, std::string& out) {
   if (n < 0 || static_cast<std::size_t>(n) >= sizeof buf) return false;
   out.assign(buf, static_cast<std::size_t>(n));
   return true;
+}
+
+/// export_root::max_file_size(): the largest size an unnamed file in `dirfd` can be cut to.
+/// Never asks past RLIMIT_FSIZE (which would raise SIGXFSZ).
+std::uint64_t largest_file_size(int dirfd) {
+  std::uint64_t bound = static_cast<std::uint64_t>(LLONG_MAX);
+  if (struct ::rlimit rl {}; ::getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    bound = std::min<std::uint64_t>(bound, rl.rlim_cur);
+  const unique_fd probe(::openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+  if (!probe) return bound;
+  const auto fits = [&](std::uint64_t size) {
+    int r;
+    do r = ::ftruncate(probe.get(), static_cast<off_t>(size));
+    while (r != 0 && errno == EINTR);
+    return r == 0;
+  };
+  if (fits(bound)) return bound;
+  std::uint64_t lo = 0, hi = bound;  // lo fits, hi does not
+  while (hi - lo > 1) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  return lo;
 }
 
 }  // namespace
@@ -165,6 +190,7 @@ export_root::export_root(const std::filesystem::path& dir) : path_(dir) {
   if (::name_to_handle_at(pfd.get(), "", hb.get(), &mount_id_, AT_EMPTY_PATH) != 0)
     fail(errno, dir, "the file system cannot make persistent file handles (name_to_handle_at)");
   root_ = object(std::move(pfd), file_type::directory, detail::inode_of(st));
+  max_file_size_ = largest_file_size(rd.get());
   mount_fd_ = std::move(rd);
   mac_ = std::make_unique<mac_context>(key_);
   handles_ = std::make_unique<handle_cache>(handle_cache_capacity);

@@ -117,6 +117,14 @@ class export_root {
 
   fs_stats statfs(std::error_code& ec) const;
 
+  /// The largest size a file of this export can have: the file system's limit (ext4 with
+  /// 4 KiB blocks: 16 TiB less a block), or the file-size resource limit vnfsd was started
+  /// with if lower. Found when the export is opened, by growing an unnamed file (O_TMPFILE)
+  /// in the root with ftruncate: no name and no data, and nothing of the export changes. A
+  /// write ending past it fails (EFBIG); FATTR4_MAXFILESIZE reports it. Where the probe
+  /// cannot run (no O_TMPFILE, a read-only file system), Linux's own bound, INT64_MAX.
+  std::uint64_t max_file_size() const noexcept { return max_file_size_; }
+
   /// Lets go of the objects of handles not used since the previous call (handle_cache);
   /// the server calls it periodically.
   void sweep_handles() const;
@@ -147,6 +155,7 @@ class export_root {
   int mount_id_ = -1;
   std::uint64_t root_ino_ = 0;
   std::uint32_t root_dev_major_ = 0, root_dev_minor_ = 0;
+  std::uint64_t max_file_size_ = 0;
   std::unique_ptr<mac_context> mac_;
   std::unique_ptr<handle_cache> handles_;
 };

@@ -19,7 +19,6 @@ namespace n4 = nfs4;
 
 namespace {
 
-constexpr std::uint64_t max_file_size = 0x7fffffffffffffffULL;  // Linux MAX_LFS_FILESIZE
 constexpr std::uint32_t no_session_io_size = 1u << 20;
 
 n4::bitmap4 make_supported() {
@@ -161,7 +160,7 @@ nfsstat4 fs_attribute_values(compound_context& ctx, const fs::object& obj,
     if (has(n4::FATTR4_SPACE_TOTAL)) a.space_total = s->bytes_total;
   }
   if (has(n4::FATTR4_HOMOGENEOUS)) a.homogeneous = true;
-  if (has(n4::FATTR4_MAXFILESIZE)) a.maxfilesize = max_file_size;
+  if (has(n4::FATTR4_MAXFILESIZE)) a.maxfilesize = ctx.server.exp.max_file_size();
   if (has(n4::FATTR4_MAXLINK)) {
     // fpathconf works on O_PATH descriptors (it only needs fstatfs).
     long v = ::fpathconf(obj.fd(), _PC_LINK_MAX);

@@ -24,7 +24,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <memory>
 
 #include "server/fs/attributes.hpp"
@@ -45,8 +44,6 @@ constexpr std::uint32_t max_read = 1u << 20;
 /// What a READ reply needs besides the data (RPC and COMPOUND headers, SEQUENCE, PUTFH's
 /// status, READ's own fields), generously.
 constexpr std::uint32_t read_reply_overhead = 1024;
-
-constexpr std::uint64_t max_file_offset = static_cast<std::uint64_t>(LLONG_MAX);
 
 /// The least READ payload left in its file (ctx.file_payloads): below it, reading into
 /// memory costs less than the system calls of sending a range apart.
@@ -148,8 +145,9 @@ nfs4::READ4res handle(compound_context& ctx, const nfs4::READ4args& a) {
     const std::uint32_t limit = ctx.sess->fore.ca_maxresponsesize;
     if (limit > read_reply_overhead) count = std::min(count, limit - read_reply_overhead);
   }
-  if (a.offset >= max_file_offset) count = 0;
-  else count = static_cast<std::uint32_t>(std::min<std::uint64_t>(count, max_file_offset - a.offset));
+  const std::uint64_t max_size = ctx.server.exp.max_file_size();  // no file has bytes past it
+  if (a.offset >= max_size) count = 0;
+  else count = static_cast<std::uint32_t>(std::min<std::uint64_t>(count, max_size - a.offset));
 
   if (ctx.file_payloads && count >= min_file_payload && read_in_place(ctx, fd, a.offset, count, res)) return res;
 
@@ -191,7 +189,8 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
     res.resok4.writeverf = ctx.server.write_verifier;
     return res;
   };
-  const bool too_big = a.offset > max_file_offset || a.data.size() > max_file_offset - a.offset;
+  const std::uint64_t max_size = ctx.server.exp.max_file_size();
+  const bool too_big = a.offset > max_size || a.data.size() > max_size - a.offset;
   if (res.status == nfsstat4::NFS4_OK && ctx.txn && ctx.txn->redo_for(ctx.current.obj)) {
     // Deferred to the commit (txn/transaction.hpp, redo): the file does not change before.
     // (No append: the planner leaves a file appended to to undo.)
@@ -306,7 +305,8 @@ nfs4::COPY4res handle(compound_context& ctx, const nfs4::COPY4args& a) {
   std::uint64_t count = a.ca_count;
   if (count == 0) count = src_size - a.ca_src_offset;
   else if (count > src_size - a.ca_src_offset) return fail(nfsstat4::NFS4ERR_INVAL);
-  if (a.ca_dst_offset > max_file_offset || count > max_file_offset - a.ca_dst_offset)
+  if (const std::uint64_t max_size = ctx.server.exp.max_file_size();
+      a.ca_dst_offset > max_size || count > max_size - a.ca_dst_offset)
     return fail(nfsstat4::NFS4ERR_FBIG);
   if (src_st.st_dev == dst_st.st_dev && src_st.st_ino == dst_st.st_ino &&
       a.ca_src_offset < a.ca_dst_offset + count && a.ca_dst_offset < a.ca_src_offset + count)

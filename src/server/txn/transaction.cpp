@@ -529,6 +529,11 @@ std::error_code transaction::defer_write(const fs::object& file, std::shared_ptr
   auto it = redo_.find(k);
   if (it == redo_.end()) return fs::sys_error(EIO);
   redo_file& f = it->second;
+  // Applied after the commit point, a write must not fail: none ends past what the file
+  // system lets a file grow to (EFBIG there would stop vnfsd, and its replay at start-up
+  // would fail again).
+  const std::uint64_t max_size = m_.exp().max_file_size();
+  if (offset > max_size || data.size() > max_size - offset) return fs::sys_error(EFBIG);
   if (data.size() > m_.lim().max_backup_bytes - std::min(backup_bytes_, m_.lim().max_backup_bytes))
     return fs::sys_error(ENOSPC);
   if (!f.fd) {

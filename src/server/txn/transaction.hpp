@@ -148,7 +148,8 @@ class transaction {
   /// (the open state's, writable; null: the file is opened here). `data` must stay valid until
   /// commit() returns (the COMPOUND's arguments do). ENOSPC unless the file system has free
   /// space for twice the bytes deferred so far (the journal holds them, then the file), and
-  /// past the backup limit, which counts deferred bytes as backups.
+  /// past the backup limit, which counts deferred bytes as backups; EFBIG if the write would
+  /// end past fs::export_root::max_file_size().
   std::error_code defer_write(const fs::object& file, std::shared_ptr<const fs::unique_fd> fd, std::uint64_t offset,
                               std::span<const std::byte> data);
   /// After a commit() that applied deferred changes: they are in the page cache, not yet
