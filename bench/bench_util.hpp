@@ -21,15 +21,22 @@
 
 namespace vnfs::bench {
 
-/// This process's CPU time (user and system, every thread) and context switches so far.
+/// CPU time (user and system) and context switches so far: of this process (every thread)
+/// or of the calling thread alone.
 struct process_usage {
   double cpu_seconds = 0;
   std::uint64_t voluntary_switches = 0, involuntary_switches = 0;
+
+  process_usage operator-(const process_usage& before) const {
+    return {cpu_seconds - before.cpu_seconds, voluntary_switches - before.voluntary_switches,
+            involuntary_switches - before.involuntary_switches};
+  }
 };
 
-inline process_usage usage_now() {
+/// `who`: RUSAGE_SELF (the process) or RUSAGE_THREAD (the calling thread).
+inline process_usage usage_now(int who = RUSAGE_SELF) {
   rusage u{};
-  ::getrusage(RUSAGE_SELF, &u);
+  ::getrusage(who, &u);
   return {static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
               static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6,
           static_cast<std::uint64_t>(u.ru_nvcsw), static_cast<std::uint64_t>(u.ru_nivcsw)};

@@ -10,7 +10,6 @@
 // file through one completion group that keeps `depth` reads in flight. Every run is bounded
 // by --seconds and --max-reads. Results go to a JSON file; bench/plot_client_io.py draws them.
 #include <fcntl.h>
-#include <sys/resource.h>
 
 #include <array>
 #include <chrono>
@@ -27,6 +26,7 @@
 #include <boost/program_options.hpp>
 
 #include "bench_util.hpp"
+#include "client_cost.hpp"
 #include "take_completions.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/bench/temp_dir.hpp"
@@ -43,9 +43,7 @@ struct result {
   std::string mode;  // registered | plain | sync
   unsigned depth = 0;
   std::uint64_t reads = 0;
-  double seconds = 0, cpu_seconds = 0;
-  std::uint64_t voluntary_switches = 0, involuntary_switches = 0;  // context switches of the client
-  std::uint64_t compounds = 0, bytes_direct = 0, bytes_copied = 0;
+  vnfs::bench::client_cost cost;
 };
 
 result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, const std::string& mode, unsigned depth,
@@ -67,10 +65,8 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
       c.read(f, off, std::span<std::byte>(buf).subspan(slot * block, block), g, slot);
   };
 
-  vnfs::client_stats s0 = c.stats();
-  const vnfs::bench::process_usage u0 = vnfs::bench::usage_now();
-  auto start = clock_type::now();
-  auto deadline = start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
+  const vnfs::bench::client_meter meter(c);
+  auto deadline = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
   std::uint64_t issued = 0, done = 0;
   if (mode == "sync") {  // one call after another: depth is 1
     while (issued < max_reads && (issued % 64 != 0 || clock_type::now() < deadline)) {
@@ -105,18 +101,10 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
     }
   }
   result r;
-  r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  const vnfs::bench::process_usage u1 = vnfs::bench::usage_now();
-  r.cpu_seconds = u1.cpu_seconds - u0.cpu_seconds;
-  r.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
-  r.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
-  vnfs::client_stats s1 = c.stats();
+  r.cost = meter.cost();
   r.mode = mode;
   r.depth = depth;
   r.reads = done;
-  r.compounds = s1.compounds - s0.compounds;
-  r.bytes_direct = s1.payload_bytes_direct - s0.payload_bytes_direct;
-  r.bytes_copied = s1.payload_bytes_copied - s0.payload_bytes_copied;
   return r;
 }
 
@@ -165,15 +153,17 @@ int main(int argc, char** argv) try {
       if (depth == 0 || depth > 1024) throw std::runtime_error("depths must be 1..1024");
       std::fprintf(stderr, "%-10s depth %4u ... ", m.c_str(), depth);
       result r = measure(c, f, file_size, m, depth, seconds, max_reads);
-      double gib = static_cast<double>(r.reads * block) / double(1u << 30);
+      const vnfs::bench::client_cost& k = r.cost;
+      const double gib = static_cast<double>(r.reads * block) / double(1u << 30), n = static_cast<double>(r.reads);
       std::fprintf(stderr,
-                   "%9.0f IOPS, %6.2f CPU s/GiB, %5.1f us and %.2f+%.2f context switches per read (%llu reads in %.2f s, "
-                   "%llu copied, %llu direct bytes)\n",
-                   r.reads / r.seconds, r.cpu_seconds / gib, 1e6 * r.cpu_seconds / static_cast<double>(r.reads),
-                   static_cast<double>(r.voluntary_switches) / static_cast<double>(r.reads),
-                   static_cast<double>(r.involuntary_switches) / static_cast<double>(r.reads),
-                   static_cast<unsigned long long>(r.reads), r.seconds,
-                   static_cast<unsigned long long>(r.bytes_copied), static_cast<unsigned long long>(r.bytes_direct));
+                   "%9.0f IOPS, %6.2f CPU s/GiB, %5.1f us and %.2f+%.2f context switches per read (this thread "
+                   "%.2f+%.2f, the library's %.2f+%.2f; %llu reads in %.2f s, %llu copied, %llu direct bytes)\n",
+                   n / k.seconds, k.cpu_seconds() / gib, 1e6 * k.cpu_seconds() / n,
+                   double(k.process.voluntary_switches) / n, double(k.process.involuntary_switches) / n,
+                   double(k.caller.voluntary_switches) / n, double(k.caller.involuntary_switches) / n,
+                   double(k.library().voluntary_switches) / n, double(k.library().involuntary_switches) / n,
+                   static_cast<unsigned long long>(r.reads), k.seconds,
+                   static_cast<unsigned long long>(k.bytes_copied), static_cast<unsigned long long>(k.bytes_direct));
       results.push_back(r);
     }
   }
@@ -186,14 +176,11 @@ int main(int argc, char** argv) try {
     << "  \"seconds_per_run\": " << seconds << ", \"max_reads\": " << max_reads << ",\n  \"results\": [\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
-    double gib = static_cast<double>(r.reads * block) / double(1u << 30);
+    const double gib = static_cast<double>(r.reads * block) / double(1u << 30);
     o << "    {\"mode\": \"" << r.mode << "\", \"depth\": " << r.depth << ", \"reads\": " << r.reads
-      << ", \"seconds\": " << r.seconds << ", \"iops\": " << r.reads / r.seconds
-      << ", \"cpu_seconds\": " << r.cpu_seconds << ", \"cpu_seconds_per_gib\": " << r.cpu_seconds / gib
-      << ", \"voluntary_switches\": " << r.voluntary_switches
-      << ", \"involuntary_switches\": " << r.involuntary_switches
-      << ", \"compounds\": " << r.compounds << ", \"payload_bytes_direct\": " << r.bytes_direct
-      << ", \"payload_bytes_copied\": " << r.bytes_copied << "}" << (i + 1 < results.size() ? "," : "") << "\n";
+      << ", \"iops\": " << double(r.reads) / r.cost.seconds << ", \"cpu_seconds_per_gib\": " << r.cost.cpu_seconds() / gib;
+    r.cost.write_json(o);
+    o << "}" << (i + 1 < results.size() ? "," : "") << "\n";
   }
   o << "  ]\n}\n";
   if (!o) throw std::runtime_error("cannot write " + out);

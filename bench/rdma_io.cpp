@@ -2,7 +2,8 @@
 // through vnfs::client against vnfsd, over TCP (nfs://) and over RPC-over-RDMA with the cma
 // provider (nfs+rdma://...?provider=cma): bandwidth, client CPU utilization and client CPU
 // seconds per GiB against block size (and per COMPOUND: the client's CPU microseconds and its
-// voluntary and involuntary context switches, all threads), for two access patterns:
+// voluntary and involuntary context switches, all threads and split into this thread's and
+// the library's: bench/client_cost.hpp), for two access patterns:
 // - random (Figures 3-4 left, "without read-ahead"): random block-aligned offsets, `depth`
 //   blocks in flight (depth 1: one read outstanding at a time, as in the paper);
 // - sequential (Figures 3-4 right, "with read-ahead"): the file in order, as the DAFS client
@@ -23,7 +24,6 @@
 // read, close; see small_files), then all of them again with one vread. Results go to a
 // JSON file.
 #include <fcntl.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <array>
@@ -40,6 +40,7 @@
 #include <boost/program_options.hpp>
 
 #include "bench_util.hpp"
+#include "client_cost.hpp"
 #include "take_completions.hpp"
 #include "vnfs/client.hpp"
 #include "vnfs/bench/temp_dir.hpp"
@@ -59,9 +60,7 @@ struct result {
   std::size_t size = 0;
   unsigned depth = 0;
   std::uint64_t reads = 0, bytes = 0;
-  double seconds = 0, cpu_seconds = 0;
-  std::uint64_t compounds = 0, bytes_direct = 0, bytes_copied = 0;
-  std::uint64_t voluntary_switches = 0, involuntary_switches = 0;  // the client process's, all threads
+  vnfs::bench::client_cost cost;
   std::vector<double> repeat_cpu_per_gib;  // every repeat's CPU s/GiB; the fields above are the median repeat's
 };
 
@@ -99,10 +98,8 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
       throw std::runtime_error("wrong data at offset " + std::to_string(offset_of[slot]));
   };
 
-  vnfs::client_stats s0 = c.stats();
-  const vnfs::bench::process_usage u0 = vnfs::bench::usage_now();
-  auto start = clock_type::now();
-  auto deadline = start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
+  const vnfs::bench::client_meter meter(c);
+  auto deadline = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
   std::uint64_t issued = 0, done = 0;
   for (unsigned s = 0; s < depth && (issued + 1) * size <= max_bytes; ++s, ++issued) issue(s);
   // Slots hold blocks issued..done in order, block b in slot b % depth (sequential only).
@@ -144,20 +141,12 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
     }
   }
   result r;
-  r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  const vnfs::bench::process_usage u1 = vnfs::bench::usage_now();
-  r.cpu_seconds = u1.cpu_seconds - u0.cpu_seconds;
-  r.voluntary_switches = u1.voluntary_switches - u0.voluntary_switches;
-  r.involuntary_switches = u1.involuntary_switches - u0.involuntary_switches;
-  vnfs::client_stats s1 = c.stats();
+  r.cost = meter.cost();
   r.pattern = pattern;
   r.size = size;
   r.depth = depth;
   r.reads = done;
   r.bytes = done * size;
-  r.compounds = s1.compounds - s0.compounds;
-  r.bytes_direct = s1.payload_bytes_direct - s0.payload_bytes_direct;
-  r.bytes_copied = s1.payload_bytes_copied - s0.payload_bytes_copied;
   return r;
 }
 
@@ -168,8 +157,8 @@ struct vread_result {
   std::string transport;
   std::size_t size = 0;
   unsigned items = 0;
-  std::uint64_t vreads = 0, bytes = 0, compounds = 0, bytes_direct = 0, bytes_copied = 0;
-  double seconds = 0, cpu_seconds = 0;
+  std::uint64_t vreads = 0, bytes = 0;
+  vnfs::bench::client_cost cost;
 };
 
 vread_result measure_vread(vnfs::client& c, const vnfs::file& f, std::size_t file_size, std::size_t size,
@@ -182,10 +171,8 @@ vread_result measure_vread(vnfs::client& c, const vnfs::file& f, std::size_t fil
   vread_result r;
   r.size = size;
   r.items = items;
-  const vnfs::client_stats s0 = c.stats();
-  const double cpu0 = vnfs::bench::cpu_now();
-  const auto start = clock_type::now();
-  const auto deadline = start + std::chrono::duration<double>(seconds);
+  const vnfs::bench::client_meter meter(c);
+  const auto deadline = clock_type::now() + std::chrono::duration<double>(seconds);
   while (clock_type::now() < deadline && r.bytes < max_bytes) {
     for (unsigned i = 0; i < items; ++i) ios[i] = vnfs::vio(f, (rng() % blocks_in_file) * size, mr.slice(std::size_t(i) * size, size));
     const vnfs::vresult res = c.vread(ios);
@@ -200,12 +187,7 @@ vread_result measure_vread(vnfs::client& c, const vnfs::file& f, std::size_t fil
     r.vreads++;
     r.bytes += std::uint64_t(items) * size;
   }
-  r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  r.cpu_seconds = vnfs::bench::cpu_now() - cpu0;
-  const vnfs::client_stats s1 = c.stats();
-  r.compounds = s1.compounds - s0.compounds;
-  r.bytes_direct = s1.payload_bytes_direct - s0.payload_bytes_direct;
-  r.bytes_copied = s1.payload_bytes_copied - s0.payload_bytes_copied;
+  r.cost = meter.cost();
   return r;
 }
 
@@ -217,8 +199,7 @@ struct small_result {
   std::string mode = "scalar";
   unsigned files = 0, depth = 0;
   std::size_t file_size = 0;
-  double seconds = 0, cpu_seconds = 0;
-  std::uint64_t compounds = 0;
+  vnfs::bench::client_cost cost;
 };
 
 small_result small_files(vnfs::client& c, unsigned n, std::size_t fsize, unsigned depth) {
@@ -228,9 +209,7 @@ small_result small_files(vnfs::client& c, unsigned n, std::size_t fsize, unsigne
   std::vector<vnfs::file> files(depth);
   std::vector<unsigned> index(depth);
   enum stage : std::uint64_t { opened = 0, read_done = 1, closed = 2 };
-  vnfs::client_stats s0 = c.stats();
-  double cpu0 = vnfs::bench::cpu_now();
-  auto start = clock_type::now();
+  const vnfs::bench::client_meter meter(c);
   unsigned next = 0, finished = 0;
   auto open_next = [&](unsigned slot) {
     index[slot] = next++;
@@ -264,9 +243,7 @@ small_result small_files(vnfs::client& c, unsigned n, std::size_t fsize, unsigne
     }
   }
   small_result r;
-  r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  r.cpu_seconds = vnfs::bench::cpu_now() - cpu0;
-  r.compounds = c.stats().compounds - s0.compounds;
+  r.cost = meter.cost();
   r.files = n;
   r.depth = depth;
   r.file_size = fsize;
@@ -280,13 +257,10 @@ small_result small_files_vectorized(vnfs::client& c, unsigned n, std::size_t fsi
   std::vector<vnfs::vio> ios;
   for (unsigned i = 0; i < n; ++i)
     ios.emplace_back("small/" + std::to_string(i), 0, mr.slice(std::size_t(i) * fsize, fsize));
-  vnfs::client_stats s0 = c.stats();
-  double cpu0 = vnfs::bench::cpu_now();
-  auto start = clock_type::now();
+  const vnfs::bench::client_meter meter(c);
   vnfs::vresult res = c.vread(ios);
   small_result r;
-  r.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  r.cpu_seconds = vnfs::bench::cpu_now() - cpu0;
+  r.cost = meter.cost();
   if (!res.ok()) throw std::runtime_error("vread of small files: " + res.error.message());
   for (unsigned i = 0; i < n; ++i) {
     std::uint64_t first;
@@ -294,7 +268,6 @@ small_result small_files_vectorized(vnfs::client& c, unsigned n, std::size_t fsi
     if (ios[i].bytes != fsize || first != i) throw std::runtime_error("vread of small files: wrong data");
   }
   r.mode = "vectorized";
-  r.compounds = c.stats().compounds - s0.compounds;
   r.files = n;
   r.depth = 0;
   r.file_size = fsize;
@@ -403,20 +376,24 @@ int main(int argc, char** argv) try {
           std::fprintf(stderr, "%-4s %-10s %8zu x %3u ... ", t.c_str(), pattern.c_str(), size, depth);
           result r = measure(clients[ti], files[ti], file_size, pattern, size, depth, seconds, max_gib << 30);
           r.transport = t;
-          double gib = static_cast<double>(r.bytes) / double(1u << 30);
+          const vnfs::bench::client_cost& k = r.cost;
+          const double gib = static_cast<double>(r.bytes) / double(1u << 30), n = double(k.compounds);
           std::fprintf(stderr,
                        "%8.1f MB/s, client CPU %5.1f%%, %6.3f s/GiB, %.1f us and %.2f+%.2f context switches per "
-                       "COMPOUND (%llu blocks, %llu COMPOUNDs, %llu direct, %llu copied bytes)\n",
-                       double(r.bytes) / r.seconds / 1e6, 100 * r.cpu_seconds / r.seconds, r.cpu_seconds / gib,
-                       1e6 * r.cpu_seconds / double(r.compounds), double(r.voluntary_switches) / double(r.compounds),
-                       double(r.involuntary_switches) / double(r.compounds), static_cast<unsigned long long>(r.reads),
-                       static_cast<unsigned long long>(r.compounds), static_cast<unsigned long long>(r.bytes_direct),
-                       static_cast<unsigned long long>(r.bytes_copied));
+                       "COMPOUND (this thread %.2f+%.2f, the library's %.2f+%.2f; %llu blocks, %llu COMPOUNDs, %llu "
+                       "direct, %llu copied bytes)\n",
+                       double(r.bytes) / k.seconds / 1e6, 100 * k.cpu_seconds() / k.seconds, k.cpu_seconds() / gib,
+                       1e6 * k.cpu_seconds() / n, double(k.process.voluntary_switches) / n,
+                       double(k.process.involuntary_switches) / n, double(k.caller.voluntary_switches) / n,
+                       double(k.caller.involuntary_switches) / n, double(k.library().voluntary_switches) / n,
+                       double(k.library().involuntary_switches) / n, static_cast<unsigned long long>(r.reads),
+                       static_cast<unsigned long long>(k.compounds), static_cast<unsigned long long>(k.bytes_direct),
+                       static_cast<unsigned long long>(k.bytes_copied));
           runs_of[ti].push_back(r);
         }
       }
       for (auto& rs : runs_of) {
-        auto per_gib = [](const result& r) { return r.cpu_seconds / std::max(1.0, double(r.bytes)) * double(1u << 30); };
+        auto per_gib = [](const result& r) { return r.cost.cpu_seconds() / std::max(1.0, double(r.bytes)) * double(1u << 30); };
         std::vector<double> all;
         for (const auto& r : rs) all.push_back(per_gib(r));
         std::sort(rs.begin(), rs.end(), [&](const result& a, const result& b) { return per_gib(a) < per_gib(b); });
@@ -437,8 +414,9 @@ int main(int argc, char** argv) try {
       r.transport = names[ti];
       const double gib = static_cast<double>(r.bytes) / double(1u << 30);
       std::fprintf(stderr, "%8.1f MB/s, %6.3f client CPU s/GiB, %.2f COMPOUNDs per vread (%llu direct, %llu copied bytes)\n",
-                   double(r.bytes) / r.seconds / 1e6, r.cpu_seconds / gib, double(r.compounds) / double(r.vreads),
-                   static_cast<unsigned long long>(r.bytes_direct), static_cast<unsigned long long>(r.bytes_copied));
+                   double(r.bytes) / r.cost.seconds / 1e6, r.cost.cpu_seconds() / gib,
+                   double(r.cost.compounds) / double(r.vreads), static_cast<unsigned long long>(r.cost.bytes_direct),
+                   static_cast<unsigned long long>(r.cost.bytes_copied));
       vreads.push_back(r);
     }
   }
@@ -450,8 +428,8 @@ int main(int argc, char** argv) try {
                              small_files_vectorized(c, small_count, small_size)}) {
         r.transport = t;
         std::fprintf(stderr, "%-4s %u small files of %zu bytes, %s: %.3f s, %.3f client CPU s, %llu COMPOUNDs\n",
-                     t.c_str(), r.files, r.file_size, r.mode.c_str(), r.seconds, r.cpu_seconds,
-                     static_cast<unsigned long long>(r.compounds));
+                     t.c_str(), r.files, r.file_size, r.mode.c_str(), r.cost.seconds, r.cost.cpu_seconds(),
+                     static_cast<unsigned long long>(r.cost.compounds));
         smalls.push_back(r);
       }
     }
@@ -470,13 +448,12 @@ int main(int argc, char** argv) try {
     double gib = static_cast<double>(r.bytes) / double(1u << 30);
     o << "    {\"transport\": \"" << r.transport << "\", \"pattern\": \"" << r.pattern << "\", \"size\": " << r.size
       << ", \"depth\": " << r.depth << ", \"reads\": " << r.reads << ", \"bytes\": " << r.bytes
-      << ", \"seconds\": " << r.seconds << ", \"mb_per_second\": " << double(r.bytes) / r.seconds / 1e6
-      << ", \"mib_per_second\": " << double(r.bytes) / r.seconds / double(1u << 20)
-      << ", \"cpu_seconds\": " << r.cpu_seconds << ", \"cpu_utilization_percent\": " << 100 * r.cpu_seconds / r.seconds
-      << ", \"cpu_seconds_per_gib\": " << r.cpu_seconds / gib
-      << ", \"compounds\": " << r.compounds << ", \"payload_bytes_direct\": " << r.bytes_direct
-      << ", \"payload_bytes_copied\": " << r.bytes_copied << ", \"voluntary_switches\": " << r.voluntary_switches
-      << ", \"involuntary_switches\": " << r.involuntary_switches << ", \"repeat_cpu_seconds_per_gib\": [";
+      << ", \"mb_per_second\": " << double(r.bytes) / r.cost.seconds / 1e6
+      << ", \"mib_per_second\": " << double(r.bytes) / r.cost.seconds / double(1u << 20)
+      << ", \"cpu_utilization_percent\": " << 100 * r.cost.cpu_seconds() / r.cost.seconds
+      << ", \"cpu_seconds_per_gib\": " << r.cost.cpu_seconds() / gib;
+    r.cost.write_json(o);
+    o << ", \"repeat_cpu_seconds_per_gib\": [";
     for (std::size_t k = 0; k < r.repeat_cpu_per_gib.size(); ++k) o << (k ? ", " : "") << r.repeat_cpu_per_gib[k];
     o << "]}" << (i + 1 < results.size() ? "," : "") << "\n";
   }
@@ -485,19 +462,20 @@ int main(int argc, char** argv) try {
     const auto& r = vreads[i];
     const double gib = static_cast<double>(r.bytes) / double(1u << 30);
     o << "    {\"transport\": \"" << r.transport << "\", \"size\": " << r.size << ", \"items\": " << r.items
-      << ", \"vreads\": " << r.vreads << ", \"bytes\": " << r.bytes << ", \"seconds\": " << r.seconds
-      << ", \"mb_per_second\": " << double(r.bytes) / r.seconds / 1e6 << ", \"cpu_seconds\": " << r.cpu_seconds
-      << ", \"cpu_seconds_per_gib\": " << r.cpu_seconds / gib << ", \"compounds\": " << r.compounds
-      << ", \"compounds_per_vread\": " << double(r.compounds) / double(r.vreads)
-      << ", \"payload_bytes_direct\": " << r.bytes_direct << ", \"payload_bytes_copied\": " << r.bytes_copied << "}"
-      << (i + 1 < vreads.size() ? "," : "") << "\n";
+      << ", \"vreads\": " << r.vreads << ", \"bytes\": " << r.bytes
+      << ", \"mb_per_second\": " << double(r.bytes) / r.cost.seconds / 1e6
+      << ", \"cpu_seconds_per_gib\": " << r.cost.cpu_seconds() / gib
+      << ", \"compounds_per_vread\": " << double(r.cost.compounds) / double(r.vreads);
+    r.cost.write_json(o);
+    o << "}" << (i + 1 < vreads.size() ? "," : "") << "\n";
   }
   o << "  ],\n  \"small_files\": [\n";
   for (std::size_t i = 0; i < smalls.size(); ++i) {
     const auto& r = smalls[i];
     o << "    {\"transport\": \"" << r.transport << "\", \"mode\": \"" << r.mode << "\", \"files\": " << r.files << ", \"file_bytes\": " << r.file_size
-      << ", \"depth\": " << r.depth << ", \"seconds\": " << r.seconds << ", \"cpu_seconds\": " << r.cpu_seconds
-      << ", \"compounds\": " << r.compounds << "}" << (i + 1 < smalls.size() ? "," : "") << "\n";
+      << ", \"depth\": " << r.depth;
+    r.cost.write_json(o);
+    o << "}" << (i + 1 < smalls.size() ? "," : "") << "\n";
   }
   o << "  ]\n}\n";
   if (!o) throw std::runtime_error("cannot write " + out);
