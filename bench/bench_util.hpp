@@ -1,10 +1,12 @@
 // Helpers the benchmark programs share: option lists, data files, the JSON result file.
 #pragma once
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -44,6 +46,40 @@ inline process_usage usage_now(int who = RUSAGE_SELF) {
 
 /// This process's CPU seconds so far (usage_now().cpu_seconds).
 inline double cpu_now() { return usage_now().cpu_seconds; }
+
+/// --pin: the client (this process: the thread that makes the client, and the I/O threads
+/// it starts, which inherit its CPUs) on the last CPU this process may use, the server it
+/// starts on the others, as on two hosts. Unpinned, the scheduler puts the client's
+/// threads on one CPU in some runs and on two in others, and a COMPOUND's client CPU
+/// differs by half between the two (docs/ARCHITECTURE.md, "Threads").
+class cpu_placement {
+ public:
+  /// Throws std::runtime_error when this process may use fewer than two CPUs.
+  cpu_placement() {
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    if (::sched_getaffinity(0, sizeof mine, &mine) != 0 || CPU_COUNT(&mine) < 2)
+      throw std::runtime_error("--pin needs at least two CPUs");
+    CPU_ZERO(&client_);
+    server_ = mine;
+    for (int c = CPU_SETSIZE - 1; c >= 0; --c)
+      if (CPU_ISSET(c, &mine)) {
+        CPU_SET(c, &client_);
+        CPU_CLR(c, &server_);
+        break;
+      }
+  }
+  /// The calling thread, and what it starts from now on, on the server's CPUs.
+  void server() const { set(server_); }
+  /// The calling thread, and what it starts from now on, on the client's CPU.
+  void client() const { set(client_); }
+
+ private:
+  static void set(const cpu_set_t& s) {
+    if (::sched_setaffinity(0, sizeof s, &s) != 0) throw std::runtime_error(std::string("sched_setaffinity: ") + std::strerror(errno));
+  }
+  cpu_set_t server_, client_;
+};
 
 /// The median of `v` (the mean of the middle two for an even count; 0 when empty).
 inline double median(std::vector<double> v) {

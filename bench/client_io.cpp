@@ -116,6 +116,7 @@ int main(int argc, char** argv) try {
   double seconds = 3;
   std::uint64_t max_reads = 2'000'000;
   unsigned file_mib = 64, server_threads = 4;
+  bool pin = false;
   po::options_description desc(
       "Usage: client_io [options]\n\n"
       "Measures 4 KiB random reads through vnfs::client against vnfsd (started here on\n"
@@ -129,6 +130,7 @@ int main(int argc, char** argv) try {
       ("max-reads", po::value(&max_reads)->default_value(max_reads), "upper bound of reads per run")
       ("file-mib", po::value(&file_mib)->default_value(file_mib), "size of the file read (MiB)")
       ("server-threads", po::value(&server_threads)->default_value(server_threads), "vnfsd --threads")
+      ("pin", po::bool_switch(&pin), "this process (the client) on the last CPU, vnfsd on the others, as on two hosts")
       ("out", po::value(&out)->default_value(out), "JSON output file");
   if (!vnfs::bench::parse_options(argc, argv, desc)) return 0;  // --help
   if (seconds <= 0 || seconds > 600) throw std::runtime_error("--seconds must be in (0, 600]");
@@ -139,7 +141,13 @@ int main(int argc, char** argv) try {
   vnfs::bench::temp_dir dir("vnfs-bench-client-io");
   std::fprintf(stderr, "writing a %u MiB file ...\n", file_mib);
   vnfs::bench::write_offset_file(dir.path() / "bench.dat", file_size);
+  std::optional<vnfs::bench::cpu_placement> placement;
+  if (pin) {
+    placement.emplace();
+    placement->server();
+  }
   vnfs::bench::vnfsd_process server(dir.path(), {"--threads", std::to_string(server_threads)});
+  if (placement) placement->client();
   std::string url = "nfs://" + server.host() + ":" + std::to_string(server.port()) + "/";
   std::fprintf(stderr, "vnfsd (pid %d) on %s\n", static_cast<int>(server.pid()), url.c_str());
   vnfs::client c = vnfs::client::connect(url);
@@ -171,7 +179,7 @@ int main(int argc, char** argv) try {
   c.close();
 
   std::ofstream o = vnfs::bench::open_results(out, "client_io");
-  o << "  \"server\": \"vnfsd\", \"server_threads\": " << server_threads << ", \"block_bytes\": " << block
+  o << "  \"server\": \"vnfsd\", \"server_threads\": " << server_threads << ", \"pinned\": " << (pin ? "true" : "false") << ", \"block_bytes\": " << block
     << ", \"file_bytes\": " << file_size << ",\n"
     << "  \"seconds_per_run\": " << seconds << ", \"max_reads\": " << max_reads << ",\n  \"results\": [\n";
   for (std::size_t i = 0; i < results.size(); ++i) {

@@ -285,6 +285,7 @@ int main(int argc, char** argv) try {
   std::uint64_t max_gib = 8;
   unsigned file_mib = 512, server_threads = 4, small_count = 1000, small_size = 4096, small_depth = 64, vread_items = 16;
   unsigned repeats = 1;
+  bool pin = false;
   po::options_description desc(
       "Usage: rdma_io [options]\n\n"
       "papers/003 Figures 3-4: direct reads (registered memory) of several block sizes through\n"
@@ -304,6 +305,7 @@ int main(int argc, char** argv) try {
       ("max-gib", po::value(&max_gib)->default_value(max_gib), "upper bound of GiB read per run")
       ("file-mib", po::value(&file_mib)->default_value(file_mib), "size of the file read (MiB)")
       ("server-threads", po::value(&server_threads)->default_value(server_threads), "vnfsd --threads")
+      ("pin", po::bool_switch(&pin), "this process (the client) on the last CPU, vnfsd on the others, as on two hosts")
       ("vread-sizes", po::value(&vread_sizes)->default_value(vread_sizes), "vreads: comma-separated block sizes (4 KiB .. 1 MiB; empty: none)")
       ("vread-items", po::value(&vread_items)->default_value(vread_items), "vreads: blocks per vread (1..1024)")
       ("small-files", po::value(&small_count)->default_value(small_count), "small files read per transport (0: none)")
@@ -331,7 +333,13 @@ int main(int argc, char** argv) try {
     std::ofstream(dir.path() / "small" / std::to_string(i), std::ios::binary)
         .write(reinterpret_cast<const char*>(content.data()), static_cast<std::streamsize>(content.size()));
   }
+  std::optional<vnfs::bench::cpu_placement> placement;
+  if (pin) {
+    placement.emplace();
+    placement->server();
+  }
   vnfs::bench::vnfsd_process server(dir.path(), {"--threads", std::to_string(server_threads), "--rdma", "cma:127.0.0.1:0"});
+  if (placement) placement->client();
   std::fprintf(stderr, "vnfsd (pid %d): tcp port %u, rdma+cma port %u\n", static_cast<int>(server.pid()),
                server.port(), server.rdma_port());
 
@@ -439,7 +447,7 @@ int main(int argc, char** argv) try {
 
   std::ofstream o = vnfs::bench::open_results(out, "rdma_io");
   o << "  \"total_seconds\": " << std::chrono::duration<double>(clock_type::now() - program_start).count() << ",\n";
-  o << "  \"server\": \"vnfsd\", \"server_threads\": " << server_threads << ", \"rdma_provider\": \"cma\""
+  o << "  \"server\": \"vnfsd\", \"server_threads\": " << server_threads << ", \"pinned\": " << (pin ? "true" : "false") << ", \"rdma_provider\": \"cma\""
     << ", \"file_bytes\": " << file_size << ",\n"
     << "  \"seconds_per_run\": " << seconds << ", \"repeats\": " << repeats << ", \"max_gib_per_run\": " << max_gib << ", \"patterns\": \"" << patterns
     << "\", \"depths\": \"" << depths << "\", \"readahead\": \"" << readahead << "\",\n  \"results\": [\n";
