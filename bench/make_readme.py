@@ -797,6 +797,36 @@ def round2(res, w):
               f"{r0['cpu_seconds_per_gib'] / t0['cpu_seconds_per_gib']:.2f} | "
               f"{r1['cpu_seconds_per_gib'] / q['cpu_seconds_per_gib']:.2f} |")
         w("")
+    pn = load(os.path.join(res, "rdma_io_pinned.json"))
+    if pn:
+        w("The same random reads at depth 1 with the client on one vCPU and vnfsd on the other, as on two hosts "
+          "(`build/default/bench/rdma_io --pin --sizes 4K,8K,16K,32K,64K,256K,1M --patterns random --depths 1 "
+          f"--vread-sizes '' --small-files 0 --file-mib 128 --seconds {pn['seconds_per_run']:g} --repeats "
+          f"{pn['repeats']} --out bench/results/rdma_io_pinned.json`; the median repeat, every repeat's CPU s/GiB in "
+          "brackets). Unpinned, the scheduler puts the client's application thread and its I/O thread on one vCPU "
+          "in some runs and on two in others, and a 4 KiB read's COMPOUND costs the client about 22 or about 35 "
+          "us of CPU by that alone, which is most of the spread of the tables above; pinned, the repeats of a point "
+          "differ by a tenth or less, by a fifth at most. Client CPU microseconds per COMPOUND, of it the application thread's (the rest is the "
+          "I/O thread's), and the I/O thread's voluntary context switches per COMPOUND (1 when it sleeps only for "
+          "the reply; more when it went to sleep before the application handed it the next call, whose "
+          "hand-off then has to wake it).\n")
+        w("| block | TCP s/GiB | RDMA s/GiB | RDMA / TCP | TCP us (application) | RDMA us (application) | "
+          "TCP I/O thread sleeps | RDMA I/O thread sleeps |")
+        w("|---|---|---|---|---|---|---|---|")
+        for q in pn["results"]:
+            if q["transport"] != "tcp":
+                continue
+            r = rdma_point(pn, "rdma", "random", q["size"], q["depth"])
+            if r is None:
+                continue
+            reps = lambda p: ", ".join(f"{x:.3f}" for x in p["repeat_cpu_seconds_per_gib"])
+            us = lambda p: (f"{1e6 * p['cpu_seconds'] / max(1, p['compounds']):.1f} "
+                            f"({1e6 * p['caller_cpu_seconds'] / max(1, p['compounds']):.1f})")
+            sleeps = lambda p: (p["voluntary_switches"] - p["caller_voluntary_switches"]) / max(1, p["compounds"])
+            w(f"| {size_label(q['size'])} | {q['cpu_seconds_per_gib']:.3f} [{reps(q)}] | "
+              f"{r['cpu_seconds_per_gib']:.3f} [{reps(r)}] | {r['cpu_seconds_per_gib'] / q['cpu_seconds_per_gib']:.2f} | "
+              f"{us(q)} | {us(r)} | {sleeps(q):.2f} | {sleeps(r):.2f} |")
+        w("")
 
 
 def txn_section(res, w):
