@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,7 +20,6 @@
 #include "test_pattern.hpp"
 #include "state_leftovers.hpp"
 #include "tree_digest.hpp"
-#include "server/fs/export_root.hpp"
 #include "server/txn/journal.hpp"
 #include "server/txn/transaction.hpp"
 #include "vnfs/nfs4/attributes.hpp"
@@ -116,6 +116,31 @@ WRITE4args write_args(std::uint64_t offset, const std::vector<std::byte>& data) 
   w.stable = stable_how4::UNSTABLE4;
   w.data = xdr::bytes_view(data.data(), data.size());
   return w;
+}
+
+/// The records of the journal that transaction `id` wrote on `srv`, if it wrote one.
+std::optional<server::txn::journal_contents> journal_of_txn(test_server& srv, std::uint64_t id) {
+  const auto state = srv.export_dir() / ".vnfsd-txn";
+  std::optional<server::txn::journal_contents> found;
+  const int sfd = ::open(state.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (sfd < 0) return found;
+  for (const auto& e : std::filesystem::directory_iterator(state)) {
+    const std::string ext = e.path().extension().string();
+    if (ext != ".j0" && ext != ".j1") continue;
+    std::error_code ec;
+    server::txn::journal_contents j = server::txn::read_journal(sfd, e.path().filename().string(), ec);
+    if (!ec && !j.records.empty() && std::get<server::txn::rec_begin>(j.records.front()).client_txnid == id)
+      found = std::move(j);
+  }
+  ::close(sfd);
+  return found;
+}
+
+/// How many records of type `Kind` journal `j` holds.
+template <class Kind>
+std::ptrdiff_t count(const server::txn::journal_contents& j, Kind) {
+  return std::count_if(j.records.begin(), j.records.end(),
+                       [](const server::txn::record& r) { return std::holds_alternative<Kind>(r); });
 }
 
 SETATTR4args setattr_args(const attributes& a) {
@@ -371,27 +396,7 @@ TEST_CASE("overwrites deferred to the commit (redo) change nothing before it and
   populate(dir);
   txn_client t(srv, wd);
   t.next_id = 900'000;  // txnids no other test case of this server uses: journal_of() finds ours
-  // The records of the journal that transaction `id` wrote, if it wrote one.
-  const auto journal_of = [&](std::uint64_t id) -> std::optional<server::txn::journal_contents> {
-    const auto state = srv.export_dir() / ".vnfsd-txn";
-    std::optional<server::txn::journal_contents> found;
-    const int sfd = ::open(state.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (sfd < 0) return found;
-    for (const auto& e : std::filesystem::directory_iterator(state)) {
-      const std::string ext = e.path().extension().string();
-      if (ext != ".j0" && ext != ".j1") continue;
-      std::error_code ec;
-      server::txn::journal_contents j = server::txn::read_journal(sfd, e.path().filename().string(), ec);
-      if (!ec && !j.records.empty() && std::get<server::txn::rec_begin>(j.records.front()).client_txnid == id)
-        found = std::move(j);
-    }
-    ::close(sfd);
-    return found;
-  };
-  const auto count = [](const server::txn::journal_contents& j, auto kind) {
-    return std::count_if(j.records.begin(), j.records.end(),
-                         [](const server::txn::record& r) { return std::holds_alternative<decltype(kind)>(r); });
-  };
+  const auto journal_of = [&](std::uint64_t id) { return journal_of_txn(srv, id); };
   const auto fresh = pattern(3000, 41), tail = pattern(2500, 42);
   // "f" truncated by its OPEN and written from 0 (a vwrite overwriting it), "b" written past
   // its end: the planner sees the whole COMPOUND, no operation reads either file, so both
@@ -418,21 +423,6 @@ TEST_CASE("overwrites deferred to the commit (redo) change nothing before it and
     CHECK(r.resarray.size() == t.at(failing.size() - 1) + 1);  // it failed at that WRITE
     CHECK(settled_digest(dir) == before);
     CHECK_FALSE(journal_of(id));  // nothing to undo: no record, no backup was ever written
-  }
-  {
-    INFO("a deferred WRITE ending past the largest file the file system allows");
-    // Applied after the commit point, it would fail there (EFBIG): vnfsd would stop, and
-    // its replay at start-up fail again. Refused at the WRITE instead, like a plain one.
-    const std::uint64_t max_size = server::fs::export_root(srv.export_dir()).max_file_size();
-    const std::string before = settled_digest(dir);
-    std::vector<nfs_argop4> too_far = ops;
-    too_far[6] = write_args(max_size - 10, tail);
-    const std::uint64_t id = t.next_id;
-    const COMPOUND4res r = t.run(too_far);
-    CHECK(r.status == nfsstat4::NFS4ERR_FBIG);
-    CHECK(r.resarray.size() == t.at(6) + 1);
-    CHECK(settled_digest(dir) == before);
-    CHECK_FALSE(journal_of(id));
   }
   const std::uint64_t id = t.next_id;
   REQUIRE(t.run(ops).status == nfsstat4::NFS4_OK);
@@ -530,6 +520,66 @@ TEST_CASE("overwrites deferred to the commit (redo) change nothing before it and
   REQUIRE(u);
   CHECK(count(*u, server::txn::rec_range{}) == 1);
   CHECK(count(*u, server::txn::rec_redo_write{}) == 0);
+}
+
+TEST_CASE("a transaction's write ending past 1 TiB is not deferred: it runs before the commit", "[txn]") {
+  // A deferred write must not fail when applied after the commit point, and one file can
+  // allow less than the file system's largest (txn/planner.cpp, max_deferred_end).
+  test_server& srv = server_of(server_kind::vnfsd);
+  const std::string wd = new_workdir(srv, "tt");
+  const auto dir = srv.export_dir() / wd;
+  write_local(dir / "huge", pattern(100, 51));
+  txn_client t(srv, wd);
+  t.next_id = 910'000;
+  const auto bytes = pattern(10, 52);
+  const std::uint64_t at = (std::uint64_t(1) << 40) - 5;  // ends 5 bytes past 1 TiB
+  const std::uint64_t id = t.next_id;
+  REQUIRE(t.run({open_args(t.c, "huge", false), write_args(at, bytes), CLOSE4args{0, stateid4{1, {}}}}).status ==
+          nfsstat4::NFS4_OK);
+  CHECK(std::filesystem::file_size(dir / "huge") == at + bytes.size());
+  const auto j = journal_of_txn(srv, id);
+  REQUIRE(j);
+  CHECK(count(*j, server::txn::rec_redo_write{}) == 0);
+  CHECK(count(*j, server::txn::rec_attrs{}) == 1);  // undo: the old size and times (no bytes were there)
+  std::filesystem::remove(dir / "huge");  // a sparse file of 1 TiB: no later digest reads it
+}
+
+TEST_CASE("a deferred write past the largest file the file system allows is refused at the WRITE", "[txn]") {
+  // Applied after the commit point, it would fail there (EFBIG): vnfsd would stop, and its
+  // replay at start-up fail again. A vnfsd started under a file-size limit of 1 MiB (its
+  // largest file then; it ignores SIGXFSZ) is asked to defer a write ending past it.
+  struct ::rlimit was {};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &was) == 0);
+  struct ::rlimit one_mib = was;
+  one_mib.rlim_cur = 1u << 20;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &one_mib) == 0);
+  std::optional<test_server> limited;
+  try {
+    limited.emplace(server_kind::vnfsd);  // (spawned: it inherits the limit)
+  } catch (...) {
+    ::setrlimit(RLIMIT_FSIZE, &was);
+    throw;
+  }
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &was) == 0);
+  test_server& srv = *limited;
+  const std::string wd = new_workdir(srv, "tf");
+  const auto dir = srv.export_dir() / wd;
+  write_local(dir / "b", pattern(1000, 53));
+  txn_client t(srv, wd);
+  t.next_id = 920'000;
+  const auto tail = pattern(100, 54);
+  const std::string before = settled_digest(dir);
+  const std::uint64_t id = t.next_id;
+  const COMPOUND4res r =
+      t.run({open_args(t.c, "b", false), write_args((1u << 20) - 10, tail), CLOSE4args{0, stateid4{1, {}}}});
+  CHECK(r.status == nfsstat4::NFS4ERR_FBIG);
+  CHECK(r.resarray.size() == t.at(1) + 1);  // at that WRITE
+  CHECK(settled_digest(dir) == before);
+  CHECK_FALSE(journal_of_txn(srv, id));  // deferred, so nothing was backed up: no journal
+  // The server is still there, and the same write ending at the limit is deferred and done.
+  REQUIRE(t.run({open_args(t.c, "b", false), write_args((1u << 20) - 100, tail), CLOSE4args{0, stateid4{1, {}}}})
+              .status == nfsstat4::NFS4_OK);
+  CHECK(std::filesystem::file_size(dir / "b") == 1u << 20);
 }
 
 TEST_CASE("a transaction's OPEN after a SETATTR looks its name up with the permissions it then has", "[txn]") {

@@ -21,6 +21,13 @@ namespace {
 
 using nfs4::nfs_argop4;
 
+/// Writes ending past this are not deferred (redo) but run before the commit (undo), where
+/// failing is an ordinary error. A deferred write must not fail when applied after the
+/// commit point; transaction::defer_write refuses what ends past the largest file the file
+/// system allows, but one file can allow less (on ext4, a file mapped by indirect blocks,
+/// as ext3 made them: about 4 TiB against 16).
+constexpr std::uint64_t max_deferred_end = std::uint64_t(1) << 40;
+
 /// What a filehandle of the simulated COMPOUND refers to: an existing object, or one made
 /// by this transaction (possibly by an operation of this COMPOUND that has not run: then
 /// `obj` is empty). Everything inside a directory the transaction made is its own too.
@@ -112,6 +119,7 @@ class planner {
     if (cur_.made) return true;
     if (cur_.obj.type() != fs::file_type::regular || !lock(a)) return false;
     if (a.offset == nfs4::NFS4_UINT64_MAX) no_redo_.insert(key(cur_.obj));  // an append reads the size
+    if (a.offset > max_deferred_end || a.data.size() > max_deferred_end - a.offset) no_redo_.insert(key(cur_.obj));
     return defer_backup(cur_.obj, a.offset, a.data.size());
   }
   bool on(const nfs4::SETATTR4args& a) {
