@@ -461,16 +461,19 @@ TEST_CASE("the lock table: a committed holder keeps what awaits its checkpoint, 
   using namespace vnfs::server::txn;
   using std::chrono::milliseconds;
   lock_table t;
-  const object_key k{1, 10}, dir{1, 20};
-  const lock_request s{k, lock_mode::shared}, x{k, lock_mode::exclusive}, xdir{dir, lock_mode::exclusive};
+  // Three files the committed transaction keeps, one for each waiter below: they wait for
+  // it, not for each other (two of them on one file would meet by wait-die once it let go).
+  const object_key k{1, 10}, k2{1, 11}, k3{1, 12}, dir{1, 20};
+  const lock_request s{k, lock_mode::shared}, x{k, lock_mode::exclusive}, x2{k2, lock_mode::exclusive},
+      x3{k3, lock_mode::exclusive}, xdir{dir, lock_mode::exclusive};
   const std::uint64_t old = t.enroll(100), committed = t.enroll(200), young = t.enroll(300);
   std::uint64_t victim = 0;
-  REQUIRE(t.lock(committed, std::span(&x, 1), victim) == lock_table::verdict::granted);
-  REQUIRE(t.lock(committed, std::span(&xdir, 1), victim) == lock_table::verdict::granted);
+  for (const lock_request& r : {x, x2, x3, xdir})
+    REQUIRE(t.lock(committed, std::span(&r, 1), victim) == lock_table::verdict::granted);
   t.set_busy(committed, false);
-  // Idle and younger: an older requester would wound it. Committed, keeping k: its other
-  // lock goes at once, k stays locked shared.
-  const object_key keep[] = {k};
+  // Idle and younger: an older requester would wound it. Committed, keeping its files: its
+  // other lock goes at once, the files stay locked shared.
+  const object_key keep[] = {k, k2, k3};
   t.set_committed(committed, keep);
   CHECK(t.lock(young, std::span(&xdir, 1), victim) == lock_table::verdict::granted);
   t.release(young);
@@ -486,15 +489,15 @@ TEST_CASE("the lock table: a committed holder keeps what awaits its checkpoint, 
   });
   waiters.emplace_back([&] {
     std::uint64_t v = 0;
-    if (t.lock(young2, std::span(&x, 1), v) == lock_table::verdict::granted) ++granted;  // no die
+    if (t.lock(young2, std::span(&x2, 1), v) == lock_table::verdict::granted) ++granted;  // no die
     t.release(young2);
   });
   waiters.emplace_back([&] {
     // A plain COMPOUND that holds pins already is refused by a running transaction, but
     // waits for a committed one.
-    if (t.pin(std::span(&x, 1), false, milliseconds(0))) {
+    if (t.pin(std::span(&x3, 1), false, milliseconds(0))) {
       ++granted;
-      t.unpin(std::span(&x, 1));
+      t.unpin(std::span(&x3, 1));
     }
   });
   std::this_thread::sleep_for(milliseconds(50));
