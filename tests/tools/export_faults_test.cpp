@@ -171,3 +171,51 @@ TEST_CASE("an export remounted read-only under vnfsd: NFS4ERR_ROFS, the path nam
   }
   CHECK(::umount2(exp.c_str(), MNT_DETACH) == 0);
 }
+
+TEST_CASE("a transaction on a full export: NFS4ERR_NOSPC, nothing of it left, vnfsd still serving") {
+  if (!private_mounts()) {
+    WARN("no private mount namespace here (unshare(CLONE_NEWNS) refused): the full-export transaction case is not run");
+    return;
+  }
+  temp_dir holder;
+  const fs::path exp = holder.path() / "fs";
+  REQUIRE(mount_tmpfs(exp, 1024 * kib));
+  {
+    const bytes old = pattern(100 * kib), filler = pattern(300 * kib);
+    {
+      std::ofstream(exp / "old", std::ios::binary).write(reinterpret_cast<const char*>(old.data()), 100 * kib);
+      std::ofstream(exp / "filler", std::ios::binary).write(reinterpret_cast<const char*>(filler.data()), 300 * kib);
+    }
+    vnfsd_process server(exp);
+    const std::string url = "nfs://127.0.0.1:" + std::to_string(server.port()) + "/";
+    vnfs::client_options o;
+    o.atomic_vectors = true;
+    vnfs::client c = vnfs::client::connect(url, o);
+
+    // An overwrite of "old" (deferred to the commit) and two new files that do not fit.
+    const bytes fresh = pattern(100 * kib + 7), big = pattern(400 * kib);
+    std::vector<vnfs::vio> w{
+        vnfs::vio(vnfs::vfile("old"), 0, std::span<const std::byte>(fresh), vnfs::vio_flags::truncate),
+        vnfs::vio(vnfs::vfile("new1"), 0, std::span<const std::byte>(big), vnfs::vio_flags::create | vnfs::vio_flags::truncate),
+        vnfs::vio(vnfs::vfile("new2"), 0, std::span<const std::byte>(big), vnfs::vio_flags::create | vnfs::vio_flags::truncate)};
+    vnfs::vresult r = c.vwrite(w);
+    INFO(r.error.message());
+    CHECK(r.error == std::errc::no_space_on_device);
+    CHECK((read_local(exp / "old") == old));
+    CHECK(!fs::exists(exp / "new1"));
+    CHECK(!fs::exists(exp / "new2"));
+    REQUIRE(server.running());
+
+    // With room again, a transaction that fits commits.
+    fs::remove(exp / "filler");
+    w.pop_back();
+    vnfs::vresult r2 = c.vwrite(w);
+    INFO("after making room: " << r2.error.message());
+    CHECK(r2.ok());
+    CHECK((read_local(exp / "old") == fresh));
+    CHECK((read_local(exp / "new1") == big));
+    CHECK(!fs::exists(exp / "new2"));
+    REQUIRE(server.running());
+  }
+  CHECK(::umount2(exp.c_str(), MNT_DETACH) == 0);
+}

@@ -5,7 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <filesystem>
 #include <thread>
@@ -116,4 +120,49 @@ TEST_CASE("an outcome is forgotten only past the count kept and txn_outcome_kept
   }
   // That reopening rewrote the file with what it keeps: one entry.
   CHECK(std::filesystem::file_size(d.path() / "outcomes") == 16);
+}
+
+TEST_CASE("on a full file system, every transaction that got a place records its outcome; then begins are refused",
+          "[txn][outcome]") {
+  // A small tmpfs of our own, in a mount namespace of this process (the host's mounts are
+  // never touched); where that is not allowed (not root, threads alive), the case stops.
+  if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+    WARN("no private mount namespace here: the full-file-system case is not run");
+    return;
+  }
+  test::temp_dir d("vnfs-txn-outcomes-full");
+  const auto fs_dir = d.path() / "fs";
+  std::filesystem::create_directory(fs_dir);
+  REQUIRE(::mount("tmpfs", fs_dir.c_str(), "tmpfs", 0, "size=256k") == 0);
+  {
+    auto dir = open_dir(fs_dir);
+    outcome_log log(dir.get());
+    // Fill every block that is left.
+    {
+      server::fs::unique_fd filler(::open((fs_dir / "filler").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+      REQUIRE(filler);
+      const std::vector<char> block(4096, 'x');
+      while (::write(filler.get(), block.data(), block.size()) > 0) {
+      }
+      CHECK(errno == ENOSPC);
+    }
+    // The room allocated ahead holds room_chunk entries: that many places, each recorded
+    // durably, though no block is free.
+    std::vector<outcome_log::place> places;
+    for (std::uint64_t k = 0; k < outcome_log::room_chunk; ++k) {
+      places.push_back(log.take_place());
+      REQUIRE(places.back());
+    }
+    CHECK_FALSE(log.take_place());  // no more: a begin would be refused (ENOSPC), not run
+    for (std::uint64_t k = 0; k < outcome_log::room_chunk; ++k) {
+      INFO("entry " << k);
+      REQUIRE(log.record(5000 + k, outcome_for(k)) == std::error_code());
+      places[k] = outcome_log::place();  // its transaction ends
+    }
+    CHECK_FALSE(log.take_place());  // the room is used up, and the disk still full
+    std::filesystem::remove(fs_dir / "filler");
+    CHECK(log.take_place());  // room again
+    CHECK(log.find(5000 + outcome_log::room_chunk - 1) == outcome_for(outcome_log::room_chunk - 1));
+  }
+  CHECK(::umount2(fs_dir.c_str(), MNT_DETACH) == 0);
 }

@@ -254,8 +254,10 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
                           early ? fs::stability::writeback : stability_of(a.stable), ec);
     }
   }
-  // A short write that made progress is reported as such; the client retries the rest.
-  if (ec && written == 0) {
+  // A short write that made progress is reported as such; the client retries the rest. Not
+  // in a transaction: the rest could not follow it (a single-COMPOUND one commits with this
+  // COMPOUND), so the WRITE fails and the transaction rolls back, with the bytes that landed.
+  if (ec && (written == 0 || ctx.txn)) {
     res.status = to_nfsstat(ec);
     return res;
   }

@@ -283,11 +283,20 @@ std::unique_ptr<transaction> manager::begin(std::uint64_t clientid, std::uint64_
   fs::scoped_fs_root as_root;
   int sfd = state_fd(ec);
   if (ec) return nullptr;
+  // Room for its outcome first: once it runs, failing to record how it ended stops vnfsd.
+  outcome_log* log = outcomes(ec);
+  if (ec) return nullptr;
+  outcome_log::place place = log->take_place();
+  if (!place) {
+    ec = fs::sys_error(ENOSPC);
+    return nullptr;
+  }
   journal_slot* slot = slots_.acquire(sfd, ec);
   if (ec) return nullptr;
   const std::uint64_t owner = locks_.enroll(age);
   // Nothing is written yet: the transaction's first barrier writes the journal.
-  return std::make_unique<transaction>(*this, owner, slot, next_id_++, rec_begin{clientid, client_txnid});
+  return std::make_unique<transaction>(*this, owner, slot, next_id_++, rec_begin{clientid, client_txnid},
+                                       std::move(place));
 }
 
 outcome_log* manager::outcomes(std::error_code& ec) {

@@ -81,8 +81,14 @@ outcome_log::outcome_log(int state_fd, std::size_t keep, std::function<wall_cloc
     remember(id, static_cast<nfs4::txn_outcome4>(v & 0xff), v >> 8);
     ++entries_in_file_;
   }
-  if (entries_in_file_ * entry_size == all.size() && entries_in_file_ <= 2 * std::max(keep_, order_.size())) return;
-  // Rewrite with what is kept (also drops a torn tail, so appends stay aligned).
+  if (entries_in_file_ * entry_size != all.size() || entries_in_file_ > 2 * std::max(keep_, order_.size()))
+    rewrite(state_fd);
+  room_ = entries_in_file_;
+  grow_room();
+}
+
+void outcome_log::rewrite(int state_fd) {
+  // With what is kept (also drops a torn tail, so appends stay aligned).
   fs::unique_fd tmp(::openat(state_fd, tmp_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!tmp) throw std::system_error(last_error(), "txn: cannot rewrite the outcome log");
   for (std::uint64_t id : order_) {
@@ -96,6 +102,33 @@ outcome_log::outcome_log(int state_fd, std::size_t keep, std::function<wall_cloc
   fd_ = fs::unique_fd(::openat(state_fd, log_name, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW));
   if (!fd_) throw std::system_error(last_error(), "txn: cannot open the outcome log");
   entries_in_file_ = order_.size();
+}
+
+void outcome_log::grow_room() {
+  // (Entries written without a place, by recovery at start-up, may have used room up.)
+  const std::uint64_t from = std::max(room_, entries_in_file_);
+  const auto at = static_cast<off_t>(from * entry_size), len = static_cast<off_t>(room_chunk * entry_size);
+  if (::fallocate(fd_.get(), FALLOC_FL_KEEP_SIZE, at, len) == 0) room_ = from + room_chunk;
+  else if (errno == EOPNOTSUPP || errno == ENOSYS) unbounded_ = true;
+  // Else (ENOSPC): what room there is serves until the disk has space again.
+}
+
+outcome_log::place outcome_log::take_place() {
+  std::lock_guard g(mu_);
+  if (!unbounded_) {
+    const std::uint64_t used = entries_in_file_ + promised_;
+    if (room_ < used + room_chunk / 2) grow_room();
+    if (!unbounded_ && room_ < used + 1) return place();
+  }
+  ++promised_;
+  return place(this);
+}
+
+void outcome_log::place::release() noexcept {
+  if (!log_) return;
+  std::lock_guard g(log_->mu_);
+  --log_->promised_;
+  log_ = nullptr;
 }
 
 std::uint32_t outcome_log::minute() const {

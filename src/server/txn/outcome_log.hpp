@@ -10,6 +10,7 @@
 #include <string>
 #include <system_error>
 #include <unordered_map>
+#include <utility>
 #include <deque>
 #include <vector>
 
@@ -26,10 +27,46 @@ namespace vnfs::server::txn {
 /// and is ignored. It keeps the last `keep` outcomes, and besides those every outcome
 /// younger than nfs4::txn_outcome_kept_seconds (plus a minute): opening it rewrites it
 /// (atomically, by rename) when it holds more than twice what it keeps.
+///
+/// Room. An outcome that cannot be written stops vnfsd (fail-stop, transaction.cpp), and a
+/// full disk must not do that: the log keeps file space allocated ahead of its entries
+/// (fallocate, FALLOC_FL_KEEP_SIZE, `room_chunk` entries at a time), and each transaction
+/// holds a `place` in that space from its begin to its end. A begin that finds no place,
+/// and no space on the disk to make more, is refused (ENOSPC) before anything runs. On a
+/// file system without fallocate, places are always given, as before.
 class outcome_log {
  public:
   static constexpr std::size_t default_keep = 65536;
+  /// Entries allocated ahead at a time (64 KiB); more is asked for when less than half of
+  /// one chunk is free.
+  static constexpr std::uint64_t room_chunk = 4096;
   using wall_clock = std::chrono::system_clock;
+
+  /// Room for one entry in the log, held from a transaction's begin until it is destroyed
+  /// (after its outcome is recorded). Empty when none could be had.
+  class place {
+   public:
+    place() = default;
+    place(place&& o) noexcept : log_(std::exchange(o.log_, nullptr)) {}
+    place& operator=(place&& o) noexcept {
+      if (this != &o) {
+        release();
+        log_ = std::exchange(o.log_, nullptr);
+      }
+      return *this;
+    }
+    ~place() { release(); }
+    explicit operator bool() const noexcept { return log_ != nullptr; }
+
+   private:
+    friend class outcome_log;
+    explicit place(outcome_log* log) : log_(log) {}
+    void release() noexcept;
+    outcome_log* log_ = nullptr;
+  };
+  /// A place for one more entry, allocating more room if little is left; empty if the log
+  /// has none to give and the file system no space to make it.
+  place take_place();
 
   /// Reads the log of the state directory `state_fd` (creating it if absent). Throws
   /// std::system_error if it cannot be read or created. `keep` and `now` (the clock) are
@@ -77,6 +114,15 @@ class outcome_log {
     nfs4::txn_outcome4 outcome;
     std::uint32_t minute;
   };
+  /// Writes the kept entries to a new file and puts it in the log's place (by rename).
+  void rewrite(int state_fd);
+  /// Allocates `room_chunk` more entries past room_ (mu_ held); on a file system without
+  /// fallocate, unbounded_ from then on.
+  void grow_room();
+
+  std::uint64_t room_ = 0;      ///< (mu_) entries the file's allocated space holds
+  std::uint64_t promised_ = 0;  ///< (mu_) places held by transactions not yet destroyed
+  bool unbounded_ = false;      ///< (mu_) no fallocate here: places are not counted
   std::unordered_map<std::uint64_t, kept> by_id_;
   std::deque<std::uint64_t> order_;  ///< oldest first
   std::uint64_t entries_in_file_ = 0;

@@ -63,8 +63,10 @@ std::string claim_key(char kind, const std::pair<std::uint64_t, std::uint64_t>& 
 
 }  // namespace
 
-transaction::transaction(manager& m, std::uint64_t owner, journal_slot* slot, std::uint64_t gen, const rec_begin& first)
-    : m_(m),
+transaction::transaction(manager& m, std::uint64_t owner, journal_slot* slot, std::uint64_t gen, const rec_begin& first,
+                         outcome_log::place place)
+    : place_(std::move(place)),
+      m_(m),
       owner_(owner),
       slot_(slot),
       which_(slot->next()),

@@ -30,6 +30,7 @@
 #include "server/txn/byte_ranges.hpp"
 #include "server/txn/journal.hpp"
 #include "server/txn/journal_pool.hpp"
+#include "server/txn/outcome_log.hpp"
 
 namespace vnfs::server::txn {
 
@@ -41,7 +42,9 @@ class transaction {
   /// journal and data file until it ends, `gen` is its generation (unique, growing; it also
   /// names its graves), `first` its first journal record: the client ID that began it and
   /// the txnid that TXN_STATUS asks for.
-  transaction(manager& m, std::uint64_t owner, journal_slot* slot, std::uint64_t gen, const rec_begin& first);
+  /// `place`: room in the outcome log for how it ends, held as long as the transaction.
+  transaction(manager& m, std::uint64_t owner, journal_slot* slot, std::uint64_t gen, const rec_begin& first,
+              outcome_log::place place);
   /// Rolls back if neither commit() nor rollback() ran (an exception left the COMPOUND).
   ~transaction();
   transaction(const transaction&) = delete;
@@ -226,6 +229,7 @@ class transaction {
   /// recovery replays them from the journal.
   void apply_redo();
 
+  outcome_log::place place_;  // first: let go of last
   manager& m_;
   std::uint64_t owner_;
   journal_slot* slot_;
