@@ -216,6 +216,85 @@ TEST_CASE("a transaction on a full export: NFS4ERR_NOSPC, nothing of it left, vn
     CHECK((read_local(exp / "new1") == big));
     CHECK(!fs::exists(exp / "new2"));
     REQUIRE(server.running());
+
+    // Not a block left: an overwrite of part of "old" (its old bytes backed up first) has
+    // nowhere to put the backup. Refused, and nothing changed.
+    {
+      std::ofstream fill(exp / "filler", std::ios::binary);
+      const bytes block = pattern(4 * kib);
+      while (fill.write(reinterpret_cast<const char*>(block.data()), static_cast<std::streamsize>(block.size()))) {
+      }
+    }
+    const bytes part = pattern(8 * kib + 3);
+    std::vector<vnfs::vio> over{vnfs::vio(vnfs::vfile("old"), 4 * kib, std::span<const std::byte>(part))};
+    vnfs::vresult r3 = c.vwrite(over);
+    INFO("on a disk without a free block: " << r3.error.message());
+    CHECK(r3.error == std::errc::no_space_on_device);
+    CHECK((read_local(exp / "old") == fresh));
+    // A truncating overwrite (the truncation a SETATTR, so the old bytes are backed up, in
+    // memory until they can be written: here never; the rollback does without them).
+    const bytes whole = pattern(90 * kib);
+    std::vector<vnfs::vio> rewrite{
+        vnfs::vio(vnfs::vfile("old"), 0, std::span<const std::byte>(whole), vnfs::vio_flags::truncate)};
+    vnfs::vresult r4 = c.vwrite(rewrite);
+    INFO("a deferred overwrite on a disk without a free block: " << r4.error.message());
+    CHECK(r4.error == std::errc::no_space_on_device);
+    CHECK((read_local(exp / "old") == fresh));
+    REQUIRE(server.running());
+  }
+  CHECK(::umount2(exp.c_str(), MNT_DETACH) == 0);
+}
+
+TEST_CASE("a transaction whose commit finds the disk full: NFS4ERR_NOSPC, rolled back, vnfsd still serving") {
+  if (!private_mounts()) {
+    WARN("no private mount namespace here (unshare(CLONE_NEWNS) refused): the full-commit case is not run");
+    return;
+  }
+  temp_dir holder;
+  const fs::path exp = holder.path() / "fs";
+  REQUIRE(mount_tmpfs(exp, 1024 * kib));
+  {
+    const bytes old = pattern(100 * kib);
+    std::ofstream(exp / "old", std::ios::binary).write(reinterpret_cast<const char*>(old.data()), 100 * kib);
+    vnfsd_process server(exp);
+    const std::string url = "nfs://127.0.0.1:" + std::to_string(server.port()) + "/";
+    vnfs::client_options o;
+    o.atomic_vectors = true;
+    vnfs::client c = vnfs::client::connect(url, o);
+    // A first transaction, so that vnfsd's state files exist; then all but 250 KiB filled.
+    const bytes small = pattern(kib);
+    std::vector<vnfs::vio> first{vnfs::vio(vnfs::vfile("first"), 0, std::span<const std::byte>(small),
+                                           vnfs::vio_flags::create | vnfs::vio_flags::truncate)};
+    REQUIRE(c.vwrite(first).ok());
+    {
+      std::ofstream fill(exp / "filler", std::ios::binary);
+      const bytes block = pattern(4 * kib);
+      while (fill.write(reinterpret_cast<const char*>(block.data()), static_cast<std::streamsize>(block.size()))) {
+      }
+    }
+    const auto filled = fs::file_size(exp / "filler");
+    fs::resize_file(exp / "filler", filled - 210 * kib);
+
+    // The overwrite of "old" is deferred to the commit (its 90 KiB go to the journal then;
+    // when it ran, vnfsd had twice that free, as it requires); the new file's 150 KiB take
+    // that room first. The commit's journal write fails: rolled back, the new file removed.
+    const bytes whole = pattern(90 * kib), fresh = pattern(150 * kib);
+    const auto overwrite = vnfs::vio_flags::create | vnfs::vio_flags::truncate;
+    std::vector<vnfs::vio> w{vnfs::vio(vnfs::vfile("old"), 0, std::span<const std::byte>(whole), overwrite),
+                             vnfs::vio(vnfs::vfile("new"), 0, std::span<const std::byte>(fresh), overwrite)};
+    vnfs::vresult r = c.vwrite(w);
+    INFO(r.error.message());
+    CHECK(r.error == std::errc::no_space_on_device);
+    CHECK((read_local(exp / "old") == old));
+    CHECK(!fs::exists(exp / "new"));
+    REQUIRE(server.running());
+    // And with room again, it commits.
+    fs::remove(exp / "filler");
+    vnfs::vresult r2 = c.vwrite(w);
+    INFO("after making room: " << r2.error.message());
+    CHECK(r2.ok());
+    CHECK((read_local(exp / "old") == whole));
+    CHECK((read_local(exp / "new") == fresh));
   }
   CHECK(::umount2(exp.c_str(), MNT_DETACH) == 0);
 }

@@ -146,7 +146,22 @@ void journal_writer::written_durable() {
   referenced_bytes_ = 0;
 }
 
+void journal_writer::drop_after(const position& p) {
+  pending_.resize(p.pending);
+  referenced_.resize(p.referenced);
+  referenced_bytes_ = p.referenced_bytes;
+}
+
 void journal_writer::write(std::error_code& ec) {
+  // Room first, for this write and a rollback's end record after it (its size does not
+  // depend on the outcome it names).
+  static const std::size_t end_record = encode_record(rec_end{}, 0).size();
+  const auto room = static_cast<off_t>(pending_.size() + referenced_bytes_ + end_record);
+  if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(size_), room) != 0 && errno != EOPNOTSUPP &&
+      errno != ENOSYS) {
+    ec = last_error();
+    return;
+  }
   wrote_ = true;
   // Positional: a write cut short by an error is written again whole from size_. The pieces
   // in file order: pending_'s bytes, with the referenced data in between.

@@ -152,8 +152,18 @@ class journal_writer {
   /// sync() in two steps, for a caller that syncs the file together with others: write()
   /// writes what was appended (not durable yet); after the caller has fsynced fd(),
   /// written_durable() counts it as durable. Until then the next write() writes it again.
+  /// Before writing, it allocates file space for what it writes and for an end record after
+  /// it (fallocate, FALLOC_FL_KEEP_SIZE): with the disk full it fails (ENOSPC) having written
+  /// nothing, and the end record of the rollback that follows has its room.
   void write(std::error_code& ec);
   void written_durable();
+  /// Where the appended records end now; drop_after() takes back what was appended after it,
+  /// none of which a write() may have made durable since (a commit whose write failed).
+  struct position {
+    std::size_t pending, referenced, referenced_bytes;
+  };
+  position end_of_appended() const noexcept { return {pending_.size(), referenced_.size(), referenced_bytes_}; }
+  void drop_after(const position& p);
   int fd() const noexcept { return fd_; }
   /// Whether nothing was written to the file yet (it still holds what it held before).
   bool untouched() const noexcept { return !wrote_; }

@@ -657,9 +657,17 @@ std::error_code transaction::commit() {
   if (changed || !journal_.untouched()) {
     if ((ec = sync_changed())) return ec;
     m_.crash_point();  // during commit: every change durable, no commit record yet
+    const journal_writer::position before_commit = journal_.end_of_appended();
     journal_redo();
     if ((ec = append(rec_commit{}))) return ec;
-    if ((ec = barrier())) return ec;  // the commit point (a crash point after it)
+    if ((ec = barrier())) {  // the commit point (a crash point after it)
+      // Not committed: the rollback that follows writes its end record where these (the redo
+      // records and the commit record) were to go.
+      journal_.drop_after(before_commit);
+      records_.pop_back();
+      counted_.pop_back();
+      return ec;
+    }
     if (!redo_steps_.empty()) {
       apply_redo();
       awaiting_checkpoint_ = true;
@@ -695,7 +703,14 @@ void transaction::rollback(bool record_outcome) {
   if (ec) stop_server("rollback", ec);
   // The undo reads every record's backup from the data file, also those whose barrier
   // failed or never came (their changes never ran: copying them back changes nothing).
-  if ((ec = write_staged())) stop_server("rollback", ec);
+  // Where the backups still in memory cannot be written (the disk is full), only the
+  // records made durable are undone: the others, which those backups belong to, protect
+  // changes that never ran.
+  if (write_staged()) {
+    staged_.clear();
+    records_.resize(durable_records_);
+    counted_.resize(durable_records_);
+  }
   if ((ec = undo(m_.exp(), sfd, data_, records_))) stop_server("rollback", ec);
   // A journal never written to protected no change (none comes before a barrier): there was
   // nothing to undo, and the journal file still holds what it held before.
