@@ -12,6 +12,8 @@
 #include <cerrno>
 
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -163,6 +165,45 @@ TEST_CASE("on a full file system, every transaction that got a place records its
     std::filesystem::remove(fs_dir / "filler");
     CHECK(log.take_place());  // room again
     CHECK(log.find(5000 + outcome_log::room_chunk - 1) == outcome_for(outcome_log::room_chunk - 1));
+  }
+
+  // Opening a log that wants rewriting (more than twice what it keeps, and a torn tail) on a
+  // full disk: no room for the new file, so the torn tail is cut and the rest kept as it is.
+  const auto sub = fs_dir / "again";
+  std::filesystem::create_directory(sub);
+  auto sdir = open_dir(sub);
+  using wall = outcome_log::wall_clock;
+  wall::time_point now = wall::time_point(std::chrono::seconds(1'800'000'000));
+  const auto clock = [&] { return now; };
+  {
+    outcome_log log(sdir.get(), 2, clock);
+    for (std::uint64_t id = 1; id <= 10; ++id) REQUIRE(log.record(id, outcome_for(id)) == std::error_code());
+  }
+  {
+    std::ofstream torn(sub / "outcomes", std::ios::binary | std::ios::app);
+    torn << "torn!";
+  }
+  {
+    server::fs::unique_fd filler(::open((fs_dir / "filler").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+    REQUIRE(filler);
+    const std::vector<char> block(4096, 'x');
+    while (::write(filler.get(), block.data(), block.size()) > 0) {
+    }
+  }
+  now += std::chrono::seconds(nfs4::txn_outcome_kept_seconds + 180);  // only 2 need keeping now
+  {
+    std::optional<outcome_log> log;
+    REQUIRE_NOTHROW(log.emplace(sdir.get(), 2, clock));
+    CHECK(std::filesystem::file_size(sub / "outcomes") == 10 * 16);  // not rewritten; the tail cut
+    CHECK_FALSE(std::filesystem::exists(sub / "outcomes.new"));
+    CHECK(log->find(10) == outcome_for(10));
+  }
+  std::filesystem::remove(fs_dir / "filler");
+  {
+    outcome_log log(sdir.get(), 2, clock);  // room again: rewritten with what it keeps
+    CHECK(std::filesystem::file_size(sub / "outcomes") == 2 * 16);
+    CHECK(log.find(10) == outcome_for(10));
+    CHECK(log.find(1) == txn_outcome4::TXN_UNKNOWN);
   }
   CHECK(::umount2(fs_dir.c_str(), MNT_DETACH) == 0);
 }

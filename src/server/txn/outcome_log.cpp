@@ -81,27 +81,38 @@ outcome_log::outcome_log(int state_fd, std::size_t keep, std::function<wall_cloc
     remember(id, static_cast<nfs4::txn_outcome4>(v & 0xff), v >> 8);
     ++entries_in_file_;
   }
-  if (entries_in_file_ * entry_size != all.size() || entries_in_file_ > 2 * std::max(keep_, order_.size()))
-    rewrite(state_fd);
+  const bool torn = entries_in_file_ * entry_size != all.size();
+  if ((torn || entries_in_file_ > 2 * std::max(keep_, order_.size())) && !rewrite(state_fd) && torn) {
+    // No room for a new file (a full disk): at least the torn tail goes, so that appends
+    // stay aligned (cutting needs no space). A log too long stays so until the next start.
+    if (::ftruncate(fd_.get(), static_cast<off_t>(entries_in_file_ * entry_size)) != 0)
+      throw std::system_error(last_error(), "txn: cannot cut the outcome log's torn tail");
+  }
   room_ = entries_in_file_;
   grow_room();
 }
 
-void outcome_log::rewrite(int state_fd) {
-  // With what is kept (also drops a torn tail, so appends stay aligned).
+bool outcome_log::rewrite(int state_fd) {
+  // With what is kept (also drops a torn tail, so appends stay aligned). Until the rename,
+  // a failure leaves the log as it was.
   fs::unique_fd tmp(::openat(state_fd, tmp_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!tmp) throw std::system_error(last_error(), "txn: cannot rewrite the outcome log");
+  if (!tmp) return false;
+  bool written = true;
   for (std::uint64_t id : order_) {
     const kept& k = by_id_.at(id);
     auto e = encode(id, k.outcome, k.minute);
-    if (!write_all(tmp.get(), e.data(), e.size()))
-      throw std::system_error(last_error(), "txn: cannot rewrite the outcome log");
+    if (!(written = write_all(tmp.get(), e.data(), e.size()))) break;
   }
-  if (::fdatasync(tmp.get()) != 0 || ::renameat(state_fd, tmp_name, state_fd, log_name) != 0 || ::fsync(state_fd) != 0)
+  if (!written || ::fdatasync(tmp.get()) != 0) {
+    ::unlinkat(state_fd, tmp_name, 0);
+    return false;
+  }
+  if (::renameat(state_fd, tmp_name, state_fd, log_name) != 0 || ::fsync(state_fd) != 0)
     throw std::system_error(last_error(), "txn: cannot rewrite the outcome log");
   fd_ = fs::unique_fd(::openat(state_fd, log_name, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW));
   if (!fd_) throw std::system_error(last_error(), "txn: cannot open the outcome log");
   entries_in_file_ = order_.size();
+  return true;
 }
 
 void outcome_log::grow_room() {

@@ -26,7 +26,9 @@ namespace vnfs::server::txn {
 /// before record() returns (or before make_durable() returns, for record_unsynced()). A torn last entry (a crash during an append) fails its check
 /// and is ignored. It keeps the last `keep` outcomes, and besides those every outcome
 /// younger than nfs4::txn_outcome_kept_seconds (plus a minute): opening it rewrites it
-/// (atomically, by rename) when it holds more than twice what it keeps.
+/// (atomically, by rename) when it holds more than twice what it keeps, or a torn tail;
+/// where the disk has no room for the new file, it cuts the torn tail off and leaves the
+/// rest as it is.
 ///
 /// Room. An outcome that cannot be written stops vnfsd (fail-stop, transaction.cpp), and a
 /// full disk must not do that: the log keeps file space allocated ahead of its entries
@@ -115,7 +117,8 @@ class outcome_log {
     std::uint32_t minute;
   };
   /// Writes the kept entries to a new file and puts it in the log's place (by rename).
-  void rewrite(int state_fd);
+  /// False, the log as it was, if the new file could not be written (a full disk).
+  bool rewrite(int state_fd);
   /// Allocates `room_chunk` more entries past room_ (mu_ held); on a file system without
   /// fallocate, unbounded_ from then on.
   void grow_room();
