@@ -288,6 +288,24 @@ TEST_CASE("a transaction whose commit finds the disk full: NFS4ERR_NOSPC, rolled
     CHECK((read_local(exp / "old") == old));
     CHECK(!fs::exists(exp / "new"));
     REQUIRE(server.running());
+
+    // Truncated by a SETATTR instead (undo: its old bytes backed up, its blocks freed when it
+    // is cut), and the new file takes those blocks: the undo must put 100 KiB back, which
+    // only the new file's blocks can give, while descriptors still hold the new file.
+    {
+      const auto free_now = fs::space(exp).available;
+      fs::resize_file(exp / "filler", fs::file_size(exp / "filler") + free_now - 250 * kib);
+    }
+    const bytes filling = pattern(200 * kib);
+    std::vector<vnfs::vio> cut{
+        vnfs::vio(vnfs::vfile("old"), 0, std::span<const std::byte>(whole), vnfs::vio_flags::truncate),
+        vnfs::vio(vnfs::vfile("new"), 0, std::span<const std::byte>(filling), overwrite)};
+    vnfs::vresult rc = c.vwrite(cut);
+    INFO("truncated by SETATTR: " << rc.error.message());
+    CHECK(rc.error == std::errc::no_space_on_device);
+    CHECK((read_local(exp / "old") == old));
+    CHECK(!fs::exists(exp / "new"));
+    REQUIRE(server.running());
     // And with room again, it commits.
     fs::remove(exp / "filler");
     vnfs::vresult r2 = c.vwrite(w);

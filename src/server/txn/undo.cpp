@@ -38,6 +38,16 @@ fs::setattr_args restore_args(const saved_attrs& a, bool with_size) {
 /// Removes `name` from the directory `dirfd` and, if it is a directory, everything in it
 /// (only what the transaction created: nobody else could reach it). ENOENT counts as done.
 std::error_code remove_created(int dirfd, const char* name, int depth = 0) {
+  // A regular file gives its space back at once, even while descriptors still hold it (its
+  // open states, the filehandles of the COMPOUND rolling back): an undo after this one may
+  // need that space, to put back what a truncation freed, on a disk the file filled.
+  if (struct ::stat st {}; ::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+    const int f = ::openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (f >= 0) {
+      (void)::ftruncate(f, 0);  // a failure leaves the space to the unlink, as before
+      ::close(f);
+    }
+  }
   if (::unlinkat(dirfd, name, 0) == 0 || errno == ENOENT) return {};
   if (errno != EISDIR && errno != EPERM) return last_error();
   if (::unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) return {};
