@@ -711,7 +711,7 @@ void transaction::rollback(bool record_outcome) {
     records_.resize(durable_records_);
     counted_.resize(durable_records_);
   }
-  if ((ec = undo(m_.exp(), sfd, data_, records_))) stop_server("rollback", ec);
+  if ((ec = undo(m_.exp(), sfd, data_, records_, created_))) stop_server("rollback", ec);
   // A journal never written to protected no change (none comes before a barrier): there was
   // nothing to undo, and the journal file still holds what it held before.
   const bool written = !journal_.untouched();

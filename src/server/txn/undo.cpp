@@ -38,16 +38,6 @@ fs::setattr_args restore_args(const saved_attrs& a, bool with_size) {
 /// Removes `name` from the directory `dirfd` and, if it is a directory, everything in it
 /// (only what the transaction created: nobody else could reach it). ENOENT counts as done.
 std::error_code remove_created(int dirfd, const char* name, int depth = 0) {
-  // A regular file gives its space back at once, even while descriptors still hold it (its
-  // open states, the filehandles of the COMPOUND rolling back): an undo after this one may
-  // need that space, to put back what a truncation freed, on a disk the file filled.
-  if (struct ::stat st {}; ::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
-    const int f = ::openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (f >= 0) {
-      (void)::ftruncate(f, 0);  // a failure leaves the space to the unlink, as before
-      ::close(f);
-    }
-  }
   if (::unlinkat(dirfd, name, 0) == 0 || errno == ENOENT) return {};
   if (errno != EISDIR && errno != EPERM) return last_error();
   if (::unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno == ENOENT) return {};
@@ -73,11 +63,28 @@ std::error_code remove_created(int dirfd, const char* name, int depth = 0) {
   return last_error();
 }
 
+/// If `name` in `dirfd` is a regular file the transaction made (`made`), cuts it to size 0:
+/// its space is back at once, though descriptors still hold it (its open states, the
+/// filehandles of the COMPOUND rolling back), for an undo after this one that needs it (to
+/// put back what a truncation freed, on a disk the file filled). Never a file the
+/// transaction only gave a name (LINK): that one keeps its bytes.
+void give_back_space(int dirfd, const char* name, const made_objects& made) {
+  struct ::stat st {};
+  if (made.empty() || ::fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+      !made.contains({static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)}))
+    return;
+  const int f = ::openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (f < 0) return;  // the unlink after it gives the space back once the file is let go
+  struct ::stat again {};
+  if (::fstat(f, &again) == 0 && again.st_ino == st.st_ino && again.st_dev == st.st_dev) (void)::ftruncate(f, 0);
+  ::close(f);
+}
+
 /// Directories an undo made again (rec_rmdir), by the filehandle of the one removed.
 using remade_dirs = std::map<std::vector<std::byte>, fs::object>;
 
 std::error_code undo_one(const fs::export_root& exp, int state_fd, int data_fd, const record& rec,
-                         remade_dirs& remade) {
+                         const made_objects& made, remade_dirs& remade) {
   std::error_code ec;
   auto resolve = [&](const std::vector<std::byte>& fh) {
     if (auto it = remade.find(fh); it != remade.end()) return it->second.clone(ec);
@@ -101,6 +108,7 @@ std::error_code undo_one(const fs::export_root& exp, int state_fd, int data_fd, 
   if (const auto* r = std::get_if<rec_created>(&rec)) {
     fs::object dir = resolve(r->dir);
     if (ec) return fs::object_gone(ec) ? std::error_code{} : ec;
+    give_back_space(dir.fd(), r->name.c_str(), made);
     return remove_created(dir.fd(), r->name.c_str());
   }
   if (const auto* r = std::get_if<rec_removed>(&rec)) {
@@ -173,11 +181,11 @@ std::error_code copy_bytes(int src, std::uint64_t src_offset, int dst, std::uint
 }
 
 std::error_code undo(const fs::export_root& exp, int state_fd, int data_fd,
-                     const std::vector<record>& records) {
+                     const std::vector<record>& records, const made_objects& made) {
   fs::scoped_fs_root as_root;
   remade_dirs remade;
   for (auto it = records.rbegin(); it != records.rend(); ++it)
-    if (std::error_code ec = undo_one(exp, state_fd, data_fd, *it, remade)) return ec;
+    if (std::error_code ec = undo_one(exp, state_fd, data_fd, *it, made, remade)) return ec;
   return {};
 }
 

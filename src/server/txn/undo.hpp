@@ -2,7 +2,10 @@
 // the server runs and for one that a crash left behind (recovery at start-up).
 #pragma once
 
+#include <cstdint>
+#include <set>
 #include <string>
+#include <utility>
 #include <system_error>
 #include <vector>
 
@@ -17,9 +20,14 @@ namespace vnfs::server::txn {
 /// so running it twice is harmless. Objects are found by their filehandles; an object that
 /// no longer exists (created by this transaction and already removed by an earlier undo
 /// step) is skipped. `data_fd` reads the transaction's data file (range backups); `state_fd`
-/// is the state directory (graves). Returns the first error that left a step undone.
-std::error_code undo(const fs::export_root& exp, int state_fd, int data_fd,
-                     const std::vector<record>& records);
+/// is the state directory (graves). `made`: the objects (device, inode) the transaction
+/// made, which a rollback while the server runs knows (recovery, with nothing held open,
+/// passes none): a regular file among them is cut to size 0 before its name goes, so that
+/// its space is back though descriptors still hold it. Returns the first error that left a
+/// step undone.
+using made_objects = std::set<std::pair<std::uint64_t, std::uint64_t>>;
+std::error_code undo(const fs::export_root& exp, int state_fd, int data_fd, const std::vector<record>& records,
+                     const made_objects& made = {});
 
 /// Copies `length` bytes from fd `src` at src_offset to fd `dst` at dst_offset
 /// (copy_file_range, which may share the blocks where the file system can, falling back to
