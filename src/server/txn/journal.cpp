@@ -146,10 +146,11 @@ void journal_writer::written_durable() {
   referenced_bytes_ = 0;
 }
 
-void journal_writer::drop_after(const position& p) {
-  pending_.resize(p.pending);
-  referenced_.resize(p.referenced);
-  referenced_bytes_ = p.referenced_bytes;
+void journal_writer::drop_unwritten() {
+  if (size_ == 0) return;
+  pending_.clear();
+  referenced_.clear();
+  referenced_bytes_ = 0;
 }
 
 void journal_writer::write(std::error_code& ec) {

@@ -157,13 +157,11 @@ class journal_writer {
   /// nothing, and the end record of the rollback that follows has its room.
   void write(std::error_code& ec);
   void written_durable();
-  /// Where the appended records end now; drop_after() takes back what was appended after it,
-  /// none of which a write() may have made durable since (a commit whose write failed).
-  struct position {
-    std::size_t pending, referenced, referenced_bytes;
-  };
-  position end_of_appended() const noexcept { return {pending_.size(), referenced_.size(), referenced_bytes_}; }
-  void drop_after(const position& p);
+  /// Takes back what was appended since the last write made durable (a rollback's records
+  /// past its last barrier, a failed commit's redo and commit records: the changes they
+  /// would protect never ran), so that the end record goes where they were to go, in the
+  /// room write() allocated. Nothing before the first durable write (the header).
+  void drop_unwritten();
   int fd() const noexcept { return fd_; }
   /// Whether nothing was written to the file yet (it still holds what it held before).
   bool untouched() const noexcept { return !wrote_; }

@@ -657,17 +657,9 @@ std::error_code transaction::commit() {
   if (changed || !journal_.untouched()) {
     if ((ec = sync_changed())) return ec;
     m_.crash_point();  // during commit: every change durable, no commit record yet
-    const journal_writer::position before_commit = journal_.end_of_appended();
     journal_redo();
     if ((ec = append(rec_commit{}))) return ec;
-    if ((ec = barrier())) {  // the commit point (a crash point after it)
-      // Not committed: the rollback that follows writes its end record where these (the redo
-      // records and the commit record) were to go.
-      journal_.drop_after(before_commit);
-      records_.pop_back();
-      counted_.pop_back();
-      return ec;
-    }
+    if ((ec = barrier())) return ec;  // the commit point (a crash point after it)
     if (!redo_steps_.empty()) {
       apply_redo();
       awaiting_checkpoint_ = true;
@@ -731,6 +723,7 @@ void transaction::rollback(bool record_outcome) {
   }
   if (written) {
     const auto o = durable ? nfs4::txn_outcome4::TXN_ABORTED : nfs4::txn_outcome4::TXN_NONE;
+    journal_.drop_unwritten();
     journal_.append(rec_end{static_cast<std::uint32_t>(o)});
     journal_.sync(ec);
     if (ec) stop_server("rollback", ec);
