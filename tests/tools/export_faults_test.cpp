@@ -61,6 +61,14 @@ bytes read_local(const fs::path& p) {
   return b;
 }
 
+/// Writes `file` until the file system is full.
+void fill_up(const fs::path& file) {
+  std::ofstream fill(file, std::ios::binary);
+  const bytes block = pattern(4 * kib);
+  while (fill.write(reinterpret_cast<const char*>(block.data()), static_cast<std::streamsize>(block.size()))) {
+  }
+}
+
 }  // namespace
 
 TEST_CASE("a full export: NFS4ERR_NOSPC, what came before the failure intact, the path named") {
@@ -219,12 +227,7 @@ TEST_CASE("a transaction on a full export: NFS4ERR_NOSPC, nothing of it left, vn
 
     // Not a block left: an overwrite of part of "old" (its old bytes backed up first) has
     // nowhere to put the backup. Refused, and nothing changed.
-    {
-      std::ofstream fill(exp / "filler", std::ios::binary);
-      const bytes block = pattern(4 * kib);
-      while (fill.write(reinterpret_cast<const char*>(block.data()), static_cast<std::streamsize>(block.size()))) {
-      }
-    }
+    fill_up(exp / "filler");
     const bytes part = pattern(8 * kib + 3);
     std::vector<vnfs::vio> over{vnfs::vio(vnfs::vfile("old"), 4 * kib, std::span<const std::byte>(part))};
     vnfs::vresult r3 = c.vwrite(over);
@@ -237,7 +240,7 @@ TEST_CASE("a transaction on a full export: NFS4ERR_NOSPC, nothing of it left, vn
     std::vector<vnfs::vio> rewrite{
         vnfs::vio(vnfs::vfile("old"), 0, std::span<const std::byte>(whole), vnfs::vio_flags::truncate)};
     vnfs::vresult r4 = c.vwrite(rewrite);
-    INFO("a deferred overwrite on a disk without a free block: " << r4.error.message());
+    INFO("a truncating overwrite on a disk without a free block: " << r4.error.message());
     CHECK(r4.error == std::errc::no_space_on_device);
     CHECK((read_local(exp / "old") == fresh));
     REQUIRE(server.running());
@@ -266,12 +269,7 @@ TEST_CASE("a transaction whose commit finds the disk full: NFS4ERR_NOSPC, rolled
     std::vector<vnfs::vio> first{vnfs::vio(vnfs::vfile("first"), 0, std::span<const std::byte>(small),
                                            vnfs::vio_flags::create | vnfs::vio_flags::truncate)};
     REQUIRE(c.vwrite(first).ok());
-    {
-      std::ofstream fill(exp / "filler", std::ios::binary);
-      const bytes block = pattern(4 * kib);
-      while (fill.write(reinterpret_cast<const char*>(block.data()), static_cast<std::streamsize>(block.size()))) {
-      }
-    }
+    fill_up(exp / "filler");
     const auto filled = fs::file_size(exp / "filler");
     fs::resize_file(exp / "filler", filled - 210 * kib);
 
