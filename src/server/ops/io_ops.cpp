@@ -189,13 +189,11 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
     res.resok4.writeverf = ctx.server.write_verifier;
     return res;
   };
-  const std::uint64_t max_size = ctx.server.exp.max_file_size();
-  const bool too_big = a.offset > max_size || a.data.size() > max_size - a.offset;
   if (res.status == nfsstat4::NFS4_OK && ctx.txn && ctx.txn->redo_for(ctx.current.obj)) {
     // Deferred to the commit (txn/transaction.hpp, redo): the file does not change before.
-    // (No append: the planner leaves a file appended to to undo.)
-    if (too_big) res.status = nfsstat4::NFS4ERR_FBIG;
-    else if (std::error_code ec = ctx.txn->defer_write(ctx.current.obj, fd, a.offset, a.data)) res.status = to_nfsstat(ec);
+    // (No append: the planner leaves a file appended to to undo.) defer_write refuses what
+    // could not be applied: past the largest file (NFS4ERR_FBIG), past the space.
+    if (std::error_code ec = ctx.txn->defer_write(ctx.current.obj, fd, a.offset, a.data)) res.status = to_nfsstat(ec);
     else return wrote(a.data.size());
     return res;
   }
@@ -224,7 +222,8 @@ nfs4::WRITE4res handle(compound_context& ctx, const nfs4::WRITE4args& a) {
       written = fs::append(ctx.current.obj, a.data, stability_of(a.stable), ec).count;
     }
   } else {
-    if (too_big) {
+    if (const std::uint64_t max_size = ctx.server.exp.max_file_size();
+        a.offset > max_size || a.data.size() > max_size - a.offset) {
       res.status = nfsstat4::NFS4ERR_FBIG;
       return res;
     }
