@@ -797,6 +797,41 @@ def round2(res, w):
               f"{r0['cpu_seconds_per_gib'] / t0['cpu_seconds_per_gib']:.2f} | "
               f"{r1['cpu_seconds_per_gib'] / q['cpu_seconds_per_gib']:.2f} |")
         w("")
+    rr, rr0 = load(os.path.join(res, "rdma_replies.json")), load(os.path.join(res, "rdma_replies-before.json"))
+    if rr and rr0:
+        w("How vnfsd sends an RPC-over-RDMA reply made on a worker: before, the worker's RDMA Writes (under the "
+          "client's grant, in the worker) completed on the connection's strand in the network thread, which then "
+          "sent the reply; after, the worker's writes complete in the worker and the worker sends the reply "
+          "itself, as TCP's workers do (the cma endpoint sends from the calling thread when nothing is queued "
+          "ahead), and the network threads poll on for 50 us after a worker's reply as after their own work. "
+          "READs of up to 64 KiB run on the network thread in both (inline_calls.hpp). Client and vnfsd "
+          "pinned (client on one vCPU, vnfsd on the other); the same bench/rdma_io.cpp and vnfsd built before and "
+          "after, one run each (`build/default/bench/rdma_io --pin --sizes 4K,16K,64K,256K,1M --patterns random "
+          f"--depths 1,16 --vread-sizes '' --small-files 0 --file-mib 256 --seconds {rr['seconds_per_run']:g} "
+          f"--repeats {rr['repeats']} --out bench/results/rdma_replies.json`; before: `VNFSD_BIN=OLD/vnfsd "
+          "OLD/rdma_io ... --out bench/results/rdma_replies-before.json`; the median repeat). Microseconds per "
+          "COMPOUND (the read's latency at depth 1), MB/s, client CPU microseconds per COMPOUND, and RDMA / TCP "
+          "client CPU per byte.\n")
+        w("| depth | block | TCP us before | after | RDMA us before | after | TCP MB/s before | after | "
+          "RDMA MB/s before | after | TCP CPU us before | after | RDMA CPU us before | after | "
+          "RDMA / TCP before | after |")
+        w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        per = lambda p, k: 1e6 * p[k] / max(1, p["compounds"])
+        for q in rr["results"]:
+            if q["transport"] != "tcp":
+                continue
+            z, d = q["size"], q["depth"]
+            t0, r0, r1 = (rdma_point(rr0, "tcp", "random", z, d), rdma_point(rr0, "rdma", "random", z, d),
+                          rdma_point(rr, "rdma", "random", z, d))
+            if None in (t0, r0, r1):
+                continue
+            w(f"| {d} | {size_label(z)} | {per(t0, 'seconds'):.1f} | {per(q, 'seconds'):.1f} | "
+              f"{per(r0, 'seconds'):.1f} | {per(r1, 'seconds'):.1f} | {t0['mb_per_second']:.0f} | "
+              f"{q['mb_per_second']:.0f} | {r0['mb_per_second']:.0f} | {r1['mb_per_second']:.0f} | "
+              f"{per(t0, 'cpu_seconds'):.1f} | {per(q, 'cpu_seconds'):.1f} | {per(r0, 'cpu_seconds'):.1f} | "
+              f"{per(r1, 'cpu_seconds'):.1f} | {r0['cpu_seconds_per_gib'] / t0['cpu_seconds_per_gib']:.2f} | "
+              f"{r1['cpu_seconds_per_gib'] / q['cpu_seconds_per_gib']:.2f} |")
+        w("")
     pn = load(os.path.join(res, "rdma_io_pinned.json"))
     if pn:
         w("The same random reads at depth 1 with the client on one vCPU and vnfsd on the other, as on two hosts "

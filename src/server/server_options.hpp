@@ -18,9 +18,10 @@ struct server_options {
   /// Threads that run the TCP connections (reads, writes, the calls quick enough to execute
   /// there), each connection on one of them, round robin; run()'s caller is the first.
   unsigned network_threads = 2;
-  /// After its last piece of work, a network thread keeps looking for more (without
-  /// sleeping, but yielding to threads ready to run) this long before it blocks: a client's
-  /// next call, or a worker's reply, then costs no wake-up. 0: block at once.
+  /// After its last piece of work, or a worker's last reply, whichever is later, a network
+  /// thread keeps looking for more (without sleeping, but yielding to threads ready to run)
+  /// this long before it blocks: a client's next call, which follows a reply, then costs no
+  /// wake-up. 0: block at once.
   std::chrono::microseconds network_poll{50};
   std::chrono::seconds lease{90};    ///< idle clients are expired after this
   bool root_squash = false;          ///< AUTH_SYS uid 0 acts as nobody

@@ -1,6 +1,7 @@
 #include "server/vnfsd.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -182,7 +183,10 @@ struct vnfsd::impl {
   void dispatch_call(std::vector<std::byte> record, Run run) {
     decoded_call call = decode_call(record);
     if (runs_inline(call)) return run(call);
-    asio::post(pool, [record = std::move(record), call = std::move(call), run = std::move(run)]() mutable { run(call); });
+    asio::post(pool, [this, record = std::move(record), call = std::move(call), run = std::move(run)]() mutable {
+      run(call);
+      worker_replied.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    });
   }
 
   void dispatch(std::shared_ptr<connection> c, std::vector<std::byte> record) {
@@ -228,6 +232,10 @@ struct vnfsd::impl {
 
   server_state state;
   dispatcher disp;
+  // When a worker last answered a call (steady_clock ticks): the network threads poll on
+  // for server_options::network_poll after it, as after their own work, so that the
+  // client's next call, which follows the reply, finds them awake.
+  std::atomic<std::chrono::steady_clock::rep> worker_replied{0};
   // The other network threads' io_contexts (server_options::network_threads), each run by
   // one thread from run(); declared before `io` and the listener, so they outlive both: a
   // pending accept in `io` holds a socket of one of them.
@@ -284,17 +292,22 @@ namespace {
 /// Runs `ctx` until it is stopped or out of work. With `poll` > 0, after each piece of work
 /// it keeps polling (non-blocking) for up to `poll` before it blocks for the next one,
 /// yielding the core between polls to any other thread that is ready to run (the clients
-/// of a loaded machine), so polling only takes time nothing else wants.
-void run_polling(asio::io_context& ctx, std::chrono::microseconds poll) {
+/// of a loaded machine), so polling only takes time nothing else wants. A worker's reply
+/// (`worker_replied`, steady_clock ticks) counts as a piece of work too: it is what the
+/// client's next call follows.
+void run_polling(asio::io_context& ctx, std::chrono::microseconds poll,
+                 const std::atomic<std::chrono::steady_clock::rep>& worker_replied) {
   if (poll.count() <= 0) {
     ctx.run();
     return;
   }
   using clock = std::chrono::steady_clock;
   for (;;) {
-    const auto until = clock::now() + poll;
+    const auto worked = clock::now();
     bool found = false;
-    while (!found && !ctx.stopped() && clock::now() < until) {
+    while (!found && !ctx.stopped()) {
+      const clock::time_point replied{clock::duration(worker_replied.load(std::memory_order_relaxed))};
+      if (clock::now() >= std::max(worked, replied) + poll) break;
       found = ctx.poll() > 0;
       if (!found) std::this_thread::yield();
     }
@@ -310,8 +323,9 @@ void vnfsd::run() {
   m.schedule_reaper();
   m.schedule_handle_sweep();
   const auto poll = m.state.options.network_poll;
-  for (auto& n : m.net_io) m.net_threads.emplace_back([n = n.get(), poll] { run_polling(*n, poll); });
-  run_polling(m.io, poll);
+  for (auto& n : m.net_io)
+    m.net_threads.emplace_back([n = n.get(), poll, &m] { run_polling(*n, poll, m.worker_replied); });
+  run_polling(m.io, poll, m.worker_replied);
   for (auto& t : m.net_threads) t.join();  // stop() stopped their io_contexts too
   m.net_threads.clear();
 }

@@ -27,9 +27,13 @@ struct endpoint_options {
 
 /// A connected, reliable, ordered endpoint (a verbs RC queue pair, or its cma equivalent).
 ///
-/// Threading: every handler and completion runs on the executor of the io_context the
-/// fabric was made with; the methods are thread-safe (they post to that executor when
-/// called elsewhere). An endpoint is owned by shared_ptr; pending operations keep it alive.
+/// Threading: the methods are thread-safe. Receive and close handlers run on the executor
+/// of the io_context the fabric was made with, and so does an operation's completion,
+/// except when the provider finished the operation at once in the calling thread (cma: a
+/// message sent with nothing queued before it, a transfer under a grant): then the
+/// completion runs there, before the call returns, so a caller must not hold a lock its
+/// completion takes. A completion may be empty. An endpoint is owned by shared_ptr;
+/// pending operations keep it alive.
 ///
 /// Messages behave as with verbs: each message the peer sends consumes ONE receive posted
 /// here, so the upper layer bounds what the peer sends — with credits. A message larger

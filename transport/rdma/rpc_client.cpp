@@ -167,9 +167,9 @@ void rpc_client::send_one(std::unique_ptr<pending> p) {
     }
     stats_.bytes_sent += total_size(g);
     stats_.calls++;
-    ep_->post_send(std::move(g), [](std::error_code) {
-      // A failed send ends the connection; the endpoint's close handler fails the calls.
-    });
+    // No completion: a failed send ends the connection, and the endpoint's close handler
+    // fails the calls; the bytes sent live in `p` until the call completes.
+    ep_->post_send(std::move(g), {});
   } catch (const std::system_error& e) {
     return p->done(e.code(), {});
   } catch (const std::out_of_range&) {

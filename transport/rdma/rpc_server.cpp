@@ -1,6 +1,7 @@
 #include "transport/rdma/rpc_server.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -299,8 +300,8 @@ struct rpc_server::impl : std::enable_shared_from_this<impl> {
     std::vector<std::vector<rr::read_segment>> chunks;
     chunk_layout layout;
     std::size_t pull = 0;
-    std::size_t ops_left = 0;
-    bool failed = false;
+    std::atomic<std::size_t> ops_left{0};  // completions come on the io thread or at once
+    std::atomic<bool> failed{false};
   };
 
   void start_pull(const std::shared_ptr<conn>& c, std::shared_ptr<pending_call> call) {
@@ -485,12 +486,13 @@ void rpc_server::impl::reply(const std::shared_ptr<conn>& c, std::shared_ptr<pen
   });
   if (writes.empty()) return send(c, std::move(h), std::move(body), st);
 
-  struct write_progress {
-    std::size_t left;
-    bool failed = false;
+  struct write_progress {  // completions come on the io thread or at once, in this thread
+    std::atomic<std::size_t> left;
+    std::atomic<bool> failed{false};
     std::uint64_t bytes = 0;
   };
-  auto prog = std::make_shared<write_progress>(write_progress{writes.size()});
+  auto prog = std::make_shared<write_progress>();
+  prog->left = writes.size();
   for (auto& w : writes) prog->bytes += w.first.length;
   auto self = shared_from_this();
   auto hp = std::make_shared<rr::header>(std::move(h));

@@ -91,7 +91,9 @@ struct rpc_server_stats {
 /// Threading: listener and connections run on the fabric's io_context, which must be run
 /// by ONE thread. The call handler runs there and must not block for long: it may answer
 /// at once, through the responder on that thread, or pass the record to workers, which
-/// answer through the responder from any thread.
+/// answer through the responder from any thread. A reply's RDMA Writes and its message go
+/// from the thread that answers where the provider completes them there (cma: writes under
+/// the client's grant, sends with nothing queued ahead), with no hand-off to the io thread.
 class rpc_server {
  public:
   class responder {

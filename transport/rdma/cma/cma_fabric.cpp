@@ -367,24 +367,30 @@ class cma_endpoint final : public endpoint {
   /// null) settles `slot` then, or when the peer's socket is gone. A revoke unanswered for
   /// the revoke timeout shuts the connection. Thread-safe.
   void revoke(std::uint32_t handle, std::shared_ptr<revocation> waiter, std::size_t slot) {
-    asio::dispatch(strand_, [self = shared(), handle, waiter = std::move(waiter), slot]() mutable {
-      if (self->gone_) {
-        if (waiter) waiter->settle(slot);
-        return;
+    // Recorded and sent before this returns, so that the revoke comes ahead of anything
+    // sent here afterwards, from whatever thread.
+    const auto deadline = std::chrono::steady_clock::now() + revoke_timeout_;
+    bool settle = false, send = false, arm = false;
+    {
+      std::lock_guard lock(send_mu_);
+      if (gone_) {
+        settle = true;
+      } else {
+        auto [it, fresh] = revoking_.try_emplace(handle, pending_revoke{waiter, slot, deadline});
+        settle = !fresh;             // a handle is revoked once per connection; nothing to add
+        send = fresh && !closed_;    // once closed: settled when the peer's socket is gone
+        arm = send && revoking_.size() == 1;
       }
-      const auto deadline = std::chrono::steady_clock::now() + self->revoke_timeout_;
-      auto [it, fresh] = self->revoking_.try_emplace(handle, pending_revoke{waiter, slot, deadline});
-      if (!fresh) {  // a handle is revoked once per connection; nothing to add
-        if (waiter) waiter->settle(slot);
-        return;
-      }
-      if (self->closed_) return;  // settled when the peer's socket is gone
-      outgoing o;
-      append_struct(o.head, packet_head{kind::revoke, 0, handle});
-      self->queue_.push_back(std::move(o));
-      self->write_next();
-      if (self->revoking_.size() == 1) self->arm_timer(deadline);
-    });
+    }
+    if (settle && waiter) waiter->settle(slot);
+    if (!send) return;
+    outgoing o;
+    append_struct(o.head, packet_head{kind::revoke, 0, handle});
+    enqueue(std::move(o));
+    if (arm)
+      asio::dispatch(strand_, [self = shared(), deadline] {
+        if (!self->gone_) self->arm_timer(deadline);
+      });
   }
   /// Whether the calling thread is running this endpoint's io_context: it cannot wait for
   /// what that io_context delivers.
@@ -429,45 +435,95 @@ class cma_endpoint final : public endpoint {
 
   std::shared_ptr<cma_endpoint> shared() { return std::static_pointer_cast<cma_endpoint>(shared_from_this()); }
 
+  /// Sends `o` after everything queued before it, from any thread. When nothing is queued
+  /// or waiting for room, the calling thread sends it at once (a non-blocking sendmsg, as
+  /// a verbs post_send hands its work request to the NIC from the caller's thread) and runs
+  /// its completion itself; otherwise it joins the queue, which the strand sends.
   void enqueue(outgoing o) {
-    asio::dispatch(strand_, [self = shared(), o = std::move(o)]() mutable {
-      if (self->closed_) {
-        if (o.done) o.done(errc_code(std::errc::not_connected));
+    {
+      std::unique_lock lock(send_mu_);
+      if (!closed_ && !writing_ && queue_.empty()) {
+        const int err = send_now(o);
+        if (err != EAGAIN && err != EWOULDBLOCK) {
+          lock.unlock();
+          if (err != 0)
+            asio::dispatch(strand_, [self = shared(), err] { self->shut(std::error_code(err, std::generic_category())); });
+          if (o.done) o.done(err == 0 ? std::error_code{} : std::error_code(err, std::generic_category()));
+          return;
+        }
+      }
+      if (!closed_) {
+        queue_.push_back(std::move(o));
+        if (writing_) return;  // the strand sends it when there is room
+        lock.unlock();
+        asio::dispatch(strand_, [self = shared()] { self->write_next(); });
         return;
       }
-      self->queue_.push_back(std::move(o));
-      self->write_next();
-    });
+    }
+    if (o.done) o.done(errc_code(std::errc::not_connected));
   }
 
+  /// One packet, sent without blocking: 0, or the errno of sendmsg (EAGAIN: no room in the
+  /// socket's buffer; EBADF once the socket is closed).
+  int send_now(const outgoing& o) {
+    std::vector<iovec> iov;
+    iov.reserve(1 + o.gather.size());
+    iov.push_back({const_cast<std::byte*>(o.head.data()), o.head.size()});
+    for (auto g : o.gather)
+      if (!g.empty()) iov.push_back({const_cast<std::byte*>(g.data()), g.size()});
+    std::vector<std::byte> flat;  // more pieces than one sendmsg takes: one piece
+    if (iov.size() > static_cast<std::size_t>(IOV_MAX)) {
+      for (const iovec& v : iov) flat.insert(flat.end(), static_cast<std::byte*>(v.iov_base), static_cast<std::byte*>(v.iov_base) + v.iov_len);
+      iov.assign(1, iovec{flat.data(), flat.size()});
+    }
+    msghdr m{};
+    m.msg_iov = iov.data();
+    m.msg_iovlen = iov.size();
+    std::lock_guard lock(fd_mu_);
+    if (fd_closed_) return EBADF;
+    for (;;) {
+      if (::sendmsg(sock_.native_handle(), &m, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0) return 0;
+      if (errno != EINTR) return errno;
+    }
+  }
+
+  /// Sends the queue in order, on the strand; waits for room when the socket's buffer is full.
   void write_next() {
-    if (writing_ || queue_.empty() || closed_) return;
-    writing_ = true;
-    const outgoing& o = queue_.front();
-    std::vector<asio::const_buffer> bufs;
-    bufs.emplace_back(o.head.data(), o.head.size());
-    for (auto g : o.gather) bufs.emplace_back(g.data(), g.size());
-    sock_.async_send(bufs, 0, asio::bind_executor(strand_, [self = shared()](boost::system::error_code ec, std::size_t) {
-      self->writing_ = false;
-      if (self->queue_.empty()) return;  // shut() already failed everything
-      outgoing o = std::move(self->queue_.front());
-      self->queue_.pop_front();
-      if (o.done) o.done(ec ? from_boost(ec) : std::error_code{});
-      if (ec) return self->shut(from_boost(ec));
-      self->write_next();
-    }));
+    std::unique_lock lock(send_mu_);
+    while (!writing_ && !queue_.empty() && !closed_) {
+      const int err = send_now(queue_.front());
+      if (err == EAGAIN || err == EWOULDBLOCK) {
+        writing_ = true;
+        lock.unlock();
+        sock_.async_wait(seqpacket::socket::wait_write,
+                         asio::bind_executor(strand_, [self = shared()](boost::system::error_code ec) {
+                           {
+                             std::lock_guard lock(self->send_mu_);
+                             self->writing_ = false;
+                           }
+                           if (ec) return self->shut(from_boost(ec));
+                           self->write_next();
+                         }));
+        return;
+      }
+      outgoing o = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      const std::error_code ec = err == 0 ? std::error_code{} : std::error_code(err, std::generic_category());
+      if (o.done) o.done(ec);
+      if (ec) return shut(ec);
+      lock.lock();
+    }
   }
 
   /// An access the owner pre-authorized (a grant) is checked and done at once, in the
-  /// calling thread, with no message: the threads that make replies move their payloads
-  /// themselves and side by side, as a NIC's DMA would run beside the CPUs, instead of one
-  /// after another on this endpoint's strand. Its completion runs on the strand, as every
-  /// other one. Without a grant, the owner is asked first (access_req), on the strand.
+  /// calling thread, with no message, and completes there: the threads that make replies
+  /// move their payloads themselves and side by side, as a NIC's DMA would run beside the
+  /// CPUs, instead of one after another on this endpoint's strand. Without a grant, the
+  /// owner is asked first (access_req), and the transfer and its completion run on the
+  /// strand.
   void start_op(pending_op p) {
-    if (std::optional<std::error_code> ec = transfer_if_granted(p)) {
-      asio::post(strand_, [done = std::move(p.done), ec = *ec] { done(ec); });
-      return;
-    }
+    if (std::optional<std::error_code> ec = transfer_if_granted(p)) return p.done(*ec);
     asio::dispatch(strand_, [self = shared(), p = std::move(p)]() mutable {
       if (self->closed_) return p.done(errc_code(std::errc::not_connected));
       // A grant that arrived since start_op looked.
@@ -478,8 +534,7 @@ class cma_endpoint final : public endpoint {
       append_struct(o.head, packet_head{kind::access_req, 0, id});
       append_struct(o.head, access_body{p.op, p.remote.handle, p.remote.offset, p.remote.length});
       self->ops_.emplace(id, std::move(p));
-      self->queue_.push_back(std::move(o));
-      self->write_next();
+      self->enqueue(std::move(o));
     });
   }
 
@@ -551,8 +606,7 @@ class cma_endpoint final : public endpoint {
         int verdict = table_->validate(a.handle, a.addr, a.length, a.op, *this);
         outgoing o;
         append_struct(o.head, packet_head{kind::access_rsp, static_cast<std::uint32_t>(verdict), h.id});
-        queue_.push_back(std::move(o));
-        write_next();
+        enqueue(std::move(o));
         return true;
       }
       case kind::grant: {
@@ -585,19 +639,25 @@ class cma_endpoint final : public endpoint {
         }
         outgoing o;
         append_struct(o.head, packet_head{kind::revoke_ack, 0, h.id});
-        queue_.push_back(std::move(o));
-        write_next();
+        enqueue(std::move(o));
         return true;
       }
       case kind::revoke_ack: {
-        auto it = h.id > std::numeric_limits<std::uint32_t>::max() ? revoking_.end()
-                                                                   : revoking_.find(static_cast<std::uint32_t>(h.id));
-        if (it == revoking_.end()) {  // an answer to no revoke
+        std::optional<pending_revoke> answered;
+        {
+          std::lock_guard lock(send_mu_);
+          auto it = h.id > std::numeric_limits<std::uint32_t>::max() ? revoking_.end()
+                                                                     : revoking_.find(static_cast<std::uint32_t>(h.id));
+          if (it != revoking_.end()) {
+            answered = std::move(it->second);
+            revoking_.erase(it);
+          }
+        }
+        if (!answered) {  // an answer to no revoke
           shut(errc_code(std::errc::protocol_error));
           return false;
         }
-        if (it->second.waiter) it->second.waiter->settle(it->second.slot);
-        revoking_.erase(it);
+        if (answered->waiter) answered->waiter->settle(answered->slot);
         return true;
       }
       case kind::access_rsp: {
@@ -638,8 +698,12 @@ class cma_endpoint final : public endpoint {
     arm_timer(drain_deadline_);
     auto ops = std::move(ops_);
     ops_.clear();
-    auto queue = std::move(queue_);
-    queue_.clear();
+    std::deque<outgoing> queue;
+    {
+      std::lock_guard lock(send_mu_);
+      queue = std::move(queue_);
+      queue_.clear();
+    }
     std::error_code cancelled = errc_code(std::errc::operation_canceled);
     for (auto& [id, p] : ops) p.done(cancelled);
     for (auto& o : queue)
@@ -665,8 +729,12 @@ class cma_endpoint final : public endpoint {
       fd_closed_ = true;
     }
     timer_.cancel();
-    auto pending = std::move(revoking_);
-    revoking_.clear();
+    std::unordered_map<std::uint32_t, pending_revoke> pending;
+    {
+      std::lock_guard lock(send_mu_);
+      pending = std::move(revoking_);
+      revoking_.clear();
+    }
     for (auto& [handle, r] : pending)
       if (r.waiter) r.waiter->settle(r.slot);
   }
@@ -686,9 +754,12 @@ class cma_endpoint final : public endpoint {
       if (now >= drain_deadline_) return finish();  // the peer kept its socket: stop waiting
       return arm_timer(drain_deadline_);
     }
-    if (revoking_.empty()) return;
     auto next = std::chrono::steady_clock::time_point::max();
-    for (const auto& [handle, r] : revoking_) next = std::min(next, r.deadline);
+    {
+      std::lock_guard lock(send_mu_);
+      if (revoking_.empty()) return;
+      for (const auto& [handle, r] : revoking_) next = std::min(next, r.deadline);
+    }
     if (next <= now) return shut(errc_code(std::errc::timed_out));  // a revoke unanswered in time
     arm_timer(next);
   }
@@ -711,20 +782,22 @@ class cma_endpoint final : public endpoint {
   std::unordered_map<std::uint32_t, table_entry> peer_grants_;  // under grants_mu_
   std::mutex fd_mu_;        // the socket's descriptor: closed by finish(), shut down by cut()
   bool fd_closed_ = false;  // under fd_mu_
+  // What goes out, from any thread (enqueue, revoke); taken before fd_mu_.
+  std::mutex send_mu_;
+  std::deque<outgoing> queue_;  // under send_mu_: waiting for the strand to send them, in order
+  bool writing_ = false;        // under send_mu_: the strand waits for room in the socket
+  std::unordered_map<std::uint32_t, pending_revoke> revoking_;  // under send_mu_: revokes sent, not yet answered
+  std::atomic<bool> gone_{false};  // the socket is closed (set on the strand)
 
   // Strand only.
   std::vector<std::byte> rx_;
   asio::socket_base::message_flags rx_flags_ = 0;
   recv_handler on_recv_;
   close_handler on_close_;
-  std::deque<outgoing> queue_;
-  bool writing_ = false;
   std::unordered_map<std::uint64_t, pending_op> ops_;
   std::uint64_t next_op_ = 0;
   bool reading_ = false;  // a receive is outstanding
-  bool gone_ = false;     // the socket is closed
   std::chrono::steady_clock::time_point drain_deadline_;
-  std::unordered_map<std::uint32_t, pending_revoke> revoking_;  // revokes sent, not yet answered
 };
 
 registration_user& registration_table::user_of(entry& e, cma_endpoint& ep) {
