@@ -92,7 +92,8 @@ class endpoint : public std::enable_shared_from_this<endpoint> {
   /// The largest message the peer accepts (its receive size).
   virtual std::size_t peer_recv_size() const = 0;
   /// Closes the connection; pending operations complete with errc::operation_canceled or a
-  /// connection error. Idempotent.
+  /// connection error. Idempotent. With cma, a message still queued when close() returns is
+  /// not sent (it completes cancelled): its bytes may go then.
   virtual void close() = 0;
   virtual bool is_open() const = 0;
   /// For logs: the peer's address (cma: its pid).

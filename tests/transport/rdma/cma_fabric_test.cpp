@@ -1,6 +1,7 @@
 // The cma fabric provider: messages with receive accounting, one-sided RDMA Read/Write
 // into registered memory, and the owner-side checks that refuse forged, stale,
 // out-of-bounds and wrong-right accesses.
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -433,6 +434,52 @@ TEST_CASE("cma messages: sent from the calling thread while nothing waits, queue
   std::lock_guard l(p.mu);
   CHECK(p.server_got == sent);
   CHECK(p.client->is_open());
+}
+
+TEST_CASE("cma messages: what is still queued when close() returns is never sent, and completes cancelled") {
+  // The caller may free a queued message's memory once close() returned.
+  rdma::endpoint_options s;
+  s.max_recv = 512;
+  pair_fixture p(s);
+  p.server->post_recv(512);
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  boost::asio::post(p.t.io, [released] { released.wait(); });  // neither end's strand can run
+  std::vector<std::vector<std::byte>> sent;
+  for (int i = 0; i < 512; ++i) sent.push_back(std::vector<std::byte>(4000, std::byte(i % 251)));
+  std::mutex mu;
+  std::vector<std::error_code> outcome(sent.size(), make_error_code(std::errc::operation_in_progress));
+  for (std::size_t i = 0; i < sent.size(); ++i)
+    p.client->post_send({sent[i]}, [&, i](std::error_code ec) {
+      std::lock_guard l(mu);
+      outcome[i] = ec;
+    });
+  std::size_t went;
+  {
+    std::lock_guard l(mu);
+    went = static_cast<std::size_t>(std::count(outcome.begin(), outcome.end(), std::error_code{}));
+  }
+  REQUIRE(went > 0);
+  REQUIRE(went < sent.size());  // the socket's buffer filled: the rest is queued
+  p.client->close();
+  for (std::size_t i = went; i < sent.size(); ++i) std::fill(sent[i].begin(), sent[i].end(), std::byte{0xee});
+  release.set_value();
+  REQUIRE(eventually([&] {
+    std::lock_guard l(mu);
+    return std::count(outcome.begin(), outcome.end(), make_error_code(std::errc::operation_in_progress)) == 0;
+  }));
+  {
+    std::lock_guard l(mu);
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+      INFO("message " << i);
+      CHECK(outcome[i] == (i < went ? std::error_code{} : make_error_code(std::errc::operation_canceled)));
+    }
+  }
+  REQUIRE(eventually([&] { return p.server_count() == went; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // nothing more arrives
+  std::lock_guard l(p.mu);
+  CHECK(p.server_got.size() == went);
+  CHECK(std::equal(p.server_got.begin(), p.server_got.end(), sent.begin()));
 }
 
 TEST_CASE("cma revocation: a handle used at once after its deregistration returned is refused, the memory untouched") {

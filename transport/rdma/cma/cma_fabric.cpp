@@ -409,6 +409,11 @@ class cma_endpoint final : public endpoint {
   std::span<const std::byte> peer_private_data() const override { return peer_pd_; }
   std::size_t peer_recv_size() const override { return peer_recv_; }
   void close() override {
+    {
+      // Nothing queued is sent once close() returns: its memory may go then.
+      std::lock_guard lock(send_mu_);
+      halted_ = true;
+    }
     asio::dispatch(strand_, [self = shared()] { self->shut({}); });
   }
   bool is_open() const override { return !closed_.load(); }
@@ -442,7 +447,8 @@ class cma_endpoint final : public endpoint {
   void enqueue(outgoing o) {
     {
       std::unique_lock lock(send_mu_);
-      if (!closed_ && !writing_ && queue_.empty()) {
+      const bool stopped = closed_ || halted_;
+      if (!stopped && !writing_ && queue_.empty()) {
         const int err = send_now(o);
         if (err != EAGAIN && err != EWOULDBLOCK) {
           lock.unlock();
@@ -452,7 +458,7 @@ class cma_endpoint final : public endpoint {
           return;
         }
       }
-      if (!closed_) {
+      if (!stopped) {
         queue_.push_back(std::move(o));
         if (writing_) return;  // the strand sends it when there is room
         lock.unlock();
@@ -490,7 +496,7 @@ class cma_endpoint final : public endpoint {
   /// Sends the queue in order, on the strand; waits for room when the socket's buffer is full.
   void write_next() {
     std::unique_lock lock(send_mu_);
-    while (!writing_ && !queue_.empty() && !closed_) {
+    while (!writing_ && !queue_.empty() && !closed_ && !halted_) {
       const int err = send_now(queue_.front());
       if (err == EAGAIN || err == EWOULDBLOCK) {
         writing_ = true;
@@ -786,6 +792,7 @@ class cma_endpoint final : public endpoint {
   std::mutex send_mu_;
   std::deque<outgoing> queue_;  // under send_mu_: waiting for the strand to send them, in order
   bool writing_ = false;        // under send_mu_: the strand waits for room in the socket
+  bool halted_ = false;         // under send_mu_: close() was called, nothing more goes out
   std::unordered_map<std::uint32_t, pending_revoke> revoking_;  // under send_mu_: revokes sent, not yet answered
   std::atomic<bool> gone_{false};  // the socket is closed (set on the strand)
 
