@@ -309,6 +309,11 @@ def cpu_fit(pts):
     return ((sy - b * sx) / sw, b)
 
 
+def cpu_ratio(rdma, tcp):
+    """RDMA's client CPU per byte over TCP's, of two bench/rdma_io results."""
+    return rdma["cpu_seconds_per_gib"] / tcp["cpu_seconds_per_gib"]
+
+
 def rdma_point(doc, transport, pattern, size, depth=None):
     """The result of a bench/rdma_io JSON document at one point (any depth if DEPTH is None), or None."""
     return next((q for q in doc["results"] if (q["transport"], q["pattern"], q["size"]) == (transport, pattern, size)
@@ -766,8 +771,8 @@ def round2(res, w):
                 continue
             cell = lambda p: f"{p['mb_per_second']:.0f} ({p['cpu_seconds_per_gib']:.3f})"
             w(f"| {d} | {size_label(z)} | {cell(t0)} | {cell(t1)} | {cell(r0)} | {cell(r1)} | "
-              f"{r0['cpu_seconds_per_gib'] / t0['cpu_seconds_per_gib']:.2f} | "
-              f"{r1['cpu_seconds_per_gib'] / t1['cpu_seconds_per_gib']:.2f} |")
+              f"{cpu_ratio(r0, t0):.2f} | "
+              f"{cpu_ratio(r1, t1):.2f} |")
         w("")
     ho, ho0 = load(os.path.join(res, "rdma_handoff.json")), load(os.path.join(res, "rdma_handoff-before.json"))
     if ho and ho0:
@@ -794,8 +799,8 @@ def round2(res, w):
                 continue
             label = f"random, depth {q['depth']}" if pat == "random" else f"sequential, window {q['depth']}"
             w(f"| {label} | {size_label(z)} | {cell(t0)} | {cell(q)} | {cell(r0)} | {cell(r1)} | "
-              f"{r0['cpu_seconds_per_gib'] / t0['cpu_seconds_per_gib']:.2f} | "
-              f"{r1['cpu_seconds_per_gib'] / q['cpu_seconds_per_gib']:.2f} |")
+              f"{cpu_ratio(r0, t0):.2f} | "
+              f"{cpu_ratio(r1, q):.2f} |")
         w("")
     rr, rr0 = load(os.path.join(res, "rdma_replies.json")), load(os.path.join(res, "rdma_replies-before.json"))
     if rr and rr0:
@@ -829,8 +834,8 @@ def round2(res, w):
               f"{per(r0, 'seconds'):.1f} | {per(r1, 'seconds'):.1f} | {t0['mb_per_second']:.0f} | "
               f"{q['mb_per_second']:.0f} | {r0['mb_per_second']:.0f} | {r1['mb_per_second']:.0f} | "
               f"{per(t0, 'cpu_seconds'):.1f} | {per(q, 'cpu_seconds'):.1f} | {per(r0, 'cpu_seconds'):.1f} | "
-              f"{per(r1, 'cpu_seconds'):.1f} | {r0['cpu_seconds_per_gib'] / t0['cpu_seconds_per_gib']:.2f} | "
-              f"{r1['cpu_seconds_per_gib'] / q['cpu_seconds_per_gib']:.2f} |")
+              f"{per(r1, 'cpu_seconds'):.1f} | {cpu_ratio(r0, t0):.2f} | "
+              f"{cpu_ratio(r1, q):.2f} |")
         w("")
     pn = load(os.path.join(res, "rdma_io_pinned.json"))
     if pn:
@@ -859,7 +864,7 @@ def round2(res, w):
                             f"({1e6 * p['caller_cpu_seconds'] / max(1, p['compounds']):.1f})")
             sleeps = lambda p: (p["voluntary_switches"] - p["caller_voluntary_switches"]) / max(1, p["compounds"])
             w(f"| {size_label(q['size'])} | {q['cpu_seconds_per_gib']:.3f} [{reps(q)}] | "
-              f"{r['cpu_seconds_per_gib']:.3f} [{reps(r)}] | {r['cpu_seconds_per_gib'] / q['cpu_seconds_per_gib']:.2f} | "
+              f"{r['cpu_seconds_per_gib']:.3f} [{reps(r)}] | {cpu_ratio(r, q):.2f} | "
               f"{us(q)} | {us(r)} | {sleeps(q):.2f} | {sleeps(r):.2f} |")
         w("")
 

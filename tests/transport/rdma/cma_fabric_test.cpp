@@ -404,53 +404,63 @@ TEST_CASE("cma pre-authorization: a granted access moves its bytes and completes
   release.set_value();
 }
 
-TEST_CASE("cma messages: sent from the calling thread while nothing waits, queued in order when the socket is full") {
-  rdma::endpoint_options s;
-  s.max_recv = 512;
-  pair_fixture p(s);
-  p.server->post_recv(512);
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  boost::asio::post(p.t.io, [released] { released.wait(); });  // neither end's strand can run
+namespace {
 
+/// A connected pair whose io thread (both ends' strands) waits until release(), so that
+/// nothing reads the client's messages: after a few, the socket's buffer is full. The
+/// server has a receive posted for each of `messages` (512 of 4000 bytes, each its own
+/// pattern).
+struct blocked_pair {
+  static rdma::endpoint_options server_options() {
+    rdma::endpoint_options s;
+    s.max_recv = 512;
+    return s;
+  }
+  pair_fixture p{server_options()};
+  std::promise<void> released;
+  std::vector<std::vector<std::byte>> messages;
+
+  blocked_pair() {
+    p.server->post_recv(512);
+    boost::asio::post(p.t.io, [f = released.get_future().share()] { f.wait(); });
+    for (int i = 0; i < 512; ++i) messages.push_back(std::vector<std::byte>(4000, std::byte(i % 251)));
+  }
+  void release() { released.set_value(); }
+};
+
+}  // namespace
+
+TEST_CASE("cma messages: sent from the calling thread while nothing waits, queued in order when the socket is full") {
+  blocked_pair b;
   // The first message goes at once, its completion in this thread.
-  std::vector<std::vector<std::byte>> sent;
-  for (int i = 0; i < 512; ++i) sent.push_back(std::vector<std::byte>(4000, std::byte(i % 251)));
   std::atomic<int> completed{0};
   bool first_done = false;
-  p.client->post_send({sent[0]}, [&](std::error_code ec) {
+  b.p.client->post_send({b.messages[0]}, [&](std::error_code ec) {
     first_done = !ec;
     completed++;
   });
   CHECK(first_done);
   // Nobody reads: the socket's buffer fills, and what follows waits for the strand.
-  for (int i = 1; i < 512; ++i)
-    p.client->post_send({sent[i]}, [&](std::error_code ec) {
+  for (std::size_t i = 1; i < b.messages.size(); ++i)
+    b.p.client->post_send({b.messages[i]}, [&](std::error_code ec) {
       if (!ec) completed++;
     });
   CHECK(completed.load() < 512);
-  release.set_value();
-  REQUIRE(eventually([&] { return p.server_count() == 512 && completed.load() == 512; }));
-  std::lock_guard l(p.mu);
-  CHECK(p.server_got == sent);
-  CHECK(p.client->is_open());
+  b.release();
+  REQUIRE(eventually([&] { return b.p.server_count() == 512 && completed.load() == 512; }));
+  std::lock_guard l(b.p.mu);
+  CHECK(b.p.server_got == b.messages);
+  CHECK(b.p.client->is_open());
 }
 
 TEST_CASE("cma messages: what is still queued when close() returns is never sent, and completes cancelled") {
   // The caller may free a queued message's memory once close() returned.
-  rdma::endpoint_options s;
-  s.max_recv = 512;
-  pair_fixture p(s);
-  p.server->post_recv(512);
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  boost::asio::post(p.t.io, [released] { released.wait(); });  // neither end's strand can run
-  std::vector<std::vector<std::byte>> sent;
-  for (int i = 0; i < 512; ++i) sent.push_back(std::vector<std::byte>(4000, std::byte(i % 251)));
+  blocked_pair b;
+  auto& sent = b.messages;
   std::mutex mu;
   std::vector<std::error_code> outcome(sent.size(), make_error_code(std::errc::operation_in_progress));
   for (std::size_t i = 0; i < sent.size(); ++i)
-    p.client->post_send({sent[i]}, [&, i](std::error_code ec) {
+    b.p.client->post_send({sent[i]}, [&, i](std::error_code ec) {
       std::lock_guard l(mu);
       outcome[i] = ec;
     });
@@ -461,9 +471,9 @@ TEST_CASE("cma messages: what is still queued when close() returns is never sent
   }
   REQUIRE(went > 0);
   REQUIRE(went < sent.size());  // the socket's buffer filled: the rest is queued
-  p.client->close();
+  b.p.client->close();
   for (std::size_t i = went; i < sent.size(); ++i) std::fill(sent[i].begin(), sent[i].end(), std::byte{0xee});
-  release.set_value();
+  b.release();
   REQUIRE(eventually([&] {
     std::lock_guard l(mu);
     return std::count(outcome.begin(), outcome.end(), make_error_code(std::errc::operation_in_progress)) == 0;
@@ -475,11 +485,11 @@ TEST_CASE("cma messages: what is still queued when close() returns is never sent
       CHECK(outcome[i] == (i < went ? std::error_code{} : make_error_code(std::errc::operation_canceled)));
     }
   }
-  REQUIRE(eventually([&] { return p.server_count() == went; }));
+  REQUIRE(eventually([&] { return b.p.server_count() == went; }));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // nothing more arrives
-  std::lock_guard l(p.mu);
-  CHECK(p.server_got.size() == went);
-  CHECK(std::equal(p.server_got.begin(), p.server_got.end(), sent.begin()));
+  std::lock_guard l(b.p.mu);
+  CHECK(b.p.server_got.size() == went);
+  CHECK(std::equal(b.p.server_got.begin(), b.p.server_got.end(), sent.begin()));
 }
 
 TEST_CASE("cma revocation: a handle used at once after its deregistration returned is refused, the memory untouched") {
