@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,12 +41,37 @@ bool private_mounts() {
   return ok;
 }
 
-/// A tmpfs of `size` bytes on `dir` (created); in the private namespace, so it goes with it.
-bool mount_tmpfs(const fs::path& dir, std::size_t size) {
-  fs::create_directories(dir);
-  const std::string opts = "size=" + std::to_string(size) + ",mode=0755";
-  return ::mount("tmpfs", dir.c_str(), "tmpfs", 0, opts.c_str()) == 0;
-}
+/// An export on a tmpfs of 1 MiB in a temporary folder, in the private namespace (so it goes
+/// with it). make() warns and gives null where no private namespace can be had; the
+/// destructor unmounts what unmount() did not.
+struct tmpfs_export {
+  temp_dir holder;
+  fs::path path = holder.path() / "fs";
+  bool mounted = false;
+
+  static std::unique_ptr<tmpfs_export> make(const std::string& what) {
+    if (!private_mounts()) {
+      WARN("no private mount namespace here (unshare(CLONE_NEWNS) refused): " << what << " is not run");
+      return nullptr;
+    }
+    auto e = std::make_unique<tmpfs_export>();
+    fs::create_directories(e->path);
+    const std::string opts = "size=" + std::to_string(1024 * kib) + ",mode=0755";
+    e->mounted = ::mount("tmpfs", e->path.c_str(), "tmpfs", 0, opts.c_str()) == 0;
+    REQUIRE(e->mounted);
+    return e;
+  }
+  bool unmount() {
+    mounted = mounted && ::umount2(path.c_str(), MNT_DETACH) != 0;
+    return !mounted;
+  }
+  tmpfs_export() = default;
+  tmpfs_export(const tmpfs_export&) = delete;
+  tmpfs_export& operator=(const tmpfs_export&) = delete;
+  ~tmpfs_export() {
+    if (mounted) ::umount2(path.c_str(), MNT_DETACH);
+  }
+};
 
 bytes pattern(std::size_t n) {
   bytes b(n);
@@ -72,13 +98,9 @@ void fill_up(const fs::path& file) {
 }  // namespace
 
 TEST_CASE("a full export: NFS4ERR_NOSPC, what came before the failure intact, the path named") {
-  if (!private_mounts()) {
-    WARN("no private mount namespace here (unshare(CLONE_NEWNS) refused): the full-export case is not run");
-    return;
-  }
-  temp_dir holder;
-  const fs::path exp = holder.path() / "fs";
-  REQUIRE(mount_tmpfs(exp, 1024 * kib));
+  auto tmpfs = tmpfs_export::make("the full-export case");
+  if (!tmpfs) return;
+  const fs::path& exp = tmpfs->path;
   {
     vnfsd_process server(exp);
     const std::string url = "nfs://127.0.0.1:" + std::to_string(server.port()) + "/";
@@ -132,17 +154,13 @@ TEST_CASE("a full export: NFS4ERR_NOSPC, what came before the failure intact, th
     CHECK(std::count(cli.err.begin(), cli.err.end(), '\n') == 1);
     REQUIRE(server.running());
   }
-  CHECK(::umount2(exp.c_str(), MNT_DETACH) == 0);
+  CHECK(tmpfs->unmount());
 }
 
 TEST_CASE("an export remounted read-only under vnfsd: NFS4ERR_ROFS, the path named") {
-  if (!private_mounts()) {
-    WARN("no private mount namespace here (unshare(CLONE_NEWNS) refused): the read-only case is not run");
-    return;
-  }
-  temp_dir holder;
-  const fs::path exp = holder.path() / "fs";
-  REQUIRE(mount_tmpfs(exp, 1024 * kib));
+  auto tmpfs = tmpfs_export::make("the read-only case");
+  if (!tmpfs) return;
+  const fs::path& exp = tmpfs->path;
   {
     std::ofstream(exp / "kept") << "kept bytes";
     vnfsd_process server(exp);  // makes its filehandle key while the export is writable
@@ -177,17 +195,13 @@ TEST_CASE("an export remounted read-only under vnfsd: NFS4ERR_ROFS, the path nam
     CHECK(cli.err.find("Read-only file system") != std::string::npos);
     REQUIRE(server.running());
   }
-  CHECK(::umount2(exp.c_str(), MNT_DETACH) == 0);
+  CHECK(tmpfs->unmount());
 }
 
 TEST_CASE("a transaction on a full export: NFS4ERR_NOSPC, nothing of it left, vnfsd still serving") {
-  if (!private_mounts()) {
-    WARN("no private mount namespace here (unshare(CLONE_NEWNS) refused): the full-export transaction case is not run");
-    return;
-  }
-  temp_dir holder;
-  const fs::path exp = holder.path() / "fs";
-  REQUIRE(mount_tmpfs(exp, 1024 * kib));
+  auto tmpfs = tmpfs_export::make("the full-export transaction case");
+  if (!tmpfs) return;
+  const fs::path& exp = tmpfs->path;
   {
     const bytes old = pattern(100 * kib), filler = pattern(300 * kib);
     {
@@ -245,17 +259,13 @@ TEST_CASE("a transaction on a full export: NFS4ERR_NOSPC, nothing of it left, vn
     CHECK((read_local(exp / "old") == fresh));
     REQUIRE(server.running());
   }
-  CHECK(::umount2(exp.c_str(), MNT_DETACH) == 0);
+  CHECK(tmpfs->unmount());
 }
 
 TEST_CASE("a transaction whose commit finds the disk full: NFS4ERR_NOSPC, rolled back, vnfsd still serving") {
-  if (!private_mounts()) {
-    WARN("no private mount namespace here (unshare(CLONE_NEWNS) refused): the full-commit case is not run");
-    return;
-  }
-  temp_dir holder;
-  const fs::path exp = holder.path() / "fs";
-  REQUIRE(mount_tmpfs(exp, 1024 * kib));
+  auto tmpfs = tmpfs_export::make("the full-commit case");
+  if (!tmpfs) return;
+  const fs::path& exp = tmpfs->path;
   {
     const bytes old = pattern(100 * kib);
     std::ofstream(exp / "old", std::ios::binary).write(reinterpret_cast<const char*>(old.data()), 100 * kib);
@@ -312,5 +322,5 @@ TEST_CASE("a transaction whose commit finds the disk full: NFS4ERR_NOSPC, rolled
     CHECK((read_local(exp / "old") == whole));
     CHECK((read_local(exp / "new") == fresh));
   }
-  CHECK(::umount2(exp.c_str(), MNT_DETACH) == 0);
+  CHECK(tmpfs->unmount());
 }
