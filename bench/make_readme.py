@@ -320,6 +320,20 @@ def rdma_point(doc, transport, pattern, size, depth=None):
                  and (depth is None or q["depth"] == depth)), None)
 
 
+def before_after_points(after, before, pattern=None):
+    """For each TCP point of bench/rdma_io document AFTER (of PATTERN, if given): (TCP after,
+    TCP before, RDMA before, RDMA after) at the same pattern, size and depth, where BEFORE and
+    AFTER both have them."""
+    for q in after["results"]:
+        if q["transport"] != "tcp" or (pattern and q["pattern"] != pattern):
+            continue
+        key = (q["pattern"], q["size"], q["depth"])
+        t0, r0, r1 = (rdma_point(before, "tcp", *key), rdma_point(before, "rdma", *key),
+                      rdma_point(after, "rdma", *key))
+        if None not in (t0, r0, r1):
+            yield q, t0, r0, r1
+
+
 def rdma_io_section(res, w, name="rdma_io"):
     """papers/003 (DAFS) Figures 3-4 from NAME.json: tables, the plots, the CPU-per-byte claim."""
     ri = load(os.path.join(res, name + ".json"))
@@ -761,18 +775,10 @@ def round2(res, w):
           "Over TCP these READs leave their payloads in the file (sendfile): no buffer, no change but noise.\n")
         w("| depth | block | TCP before | TCP after | RDMA before | RDMA after | RDMA / TCP CPU before | after |")
         w("|---|---|---|---|---|---|---|---|")
-        for q in rio["results"]:
-            if q["transport"] != "tcp" or q["pattern"] != "random":
-                continue
-            z, d = q["size"], q["depth"]
-            t0, t1, r0, r1 = (rdma_point(rio0, "tcp", "random", z, d), q, rdma_point(rio0, "rdma", "random", z, d),
-                              rdma_point(rio, "rdma", "random", z, d))
-            if None in (t0, r0, r1):
-                continue
-            cell = lambda p: f"{p['mb_per_second']:.0f} ({p['cpu_seconds_per_gib']:.3f})"
-            w(f"| {d} | {size_label(z)} | {cell(t0)} | {cell(t1)} | {cell(r0)} | {cell(r1)} | "
-              f"{cpu_ratio(r0, t0):.2f} | "
-              f"{cpu_ratio(r1, t1):.2f} |")
+        cell = lambda p: f"{p['mb_per_second']:.0f} ({p['cpu_seconds_per_gib']:.3f})"
+        for q, t0, r0, r1 in before_after_points(rio, rio0, "random"):
+            w(f"| {q['depth']} | {size_label(q['size'])} | {cell(t0)} | {cell(q)} | {cell(r0)} | {cell(r1)} | "
+              f"{cpu_ratio(r0, t0):.2f} | {cpu_ratio(r1, q):.2f} |")
         w("")
     ho, ho0 = load(os.path.join(res, "rdma_handoff.json")), load(os.path.join(res, "rdma_handoff-before.json"))
     if ho and ho0:
@@ -790,17 +796,10 @@ def round2(res, w):
         def cell(p):
             n = max(1, p["compounds"])
             return f"{1e6 * p['cpu_seconds'] / n:.1f} ({p['voluntary_switches'] / n:.2f})"
-        for q in ho["results"]:
-            if q["transport"] != "tcp":
-                continue
-            pat, z = q["pattern"], q["size"]
-            t0, r0, r1 = rdma_point(ho0, "tcp", pat, z), rdma_point(ho0, "rdma", pat, z), rdma_point(ho, "rdma", pat, z)
-            if None in (t0, r0, r1):
-                continue
-            label = f"random, depth {q['depth']}" if pat == "random" else f"sequential, window {q['depth']}"
-            w(f"| {label} | {size_label(z)} | {cell(t0)} | {cell(q)} | {cell(r0)} | {cell(r1)} | "
-              f"{cpu_ratio(r0, t0):.2f} | "
-              f"{cpu_ratio(r1, q):.2f} |")
+        for q, t0, r0, r1 in before_after_points(ho, ho0):
+            label = f"random, depth {q['depth']}" if q["pattern"] == "random" else f"sequential, window {q['depth']}"
+            w(f"| {label} | {size_label(q['size'])} | {cell(t0)} | {cell(q)} | {cell(r0)} | {cell(r1)} | "
+              f"{cpu_ratio(r0, t0):.2f} | {cpu_ratio(r1, q):.2f} |")
         w("")
     rr, rr0 = load(os.path.join(res, "rdma_replies.json")), load(os.path.join(res, "rdma_replies-before.json"))
     if rr and rr0:
@@ -822,20 +821,12 @@ def round2(res, w):
           "RDMA / TCP before | after |")
         w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         per = lambda p, k: 1e6 * p[k] / max(1, p["compounds"])
-        for q in rr["results"]:
-            if q["transport"] != "tcp":
-                continue
-            z, d = q["size"], q["depth"]
-            t0, r0, r1 = (rdma_point(rr0, "tcp", "random", z, d), rdma_point(rr0, "rdma", "random", z, d),
-                          rdma_point(rr, "rdma", "random", z, d))
-            if None in (t0, r0, r1):
-                continue
-            w(f"| {d} | {size_label(z)} | {per(t0, 'seconds'):.1f} | {per(q, 'seconds'):.1f} | "
+        for q, t0, r0, r1 in before_after_points(rr, rr0, "random"):
+            w(f"| {q['depth']} | {size_label(q['size'])} | {per(t0, 'seconds'):.1f} | {per(q, 'seconds'):.1f} | "
               f"{per(r0, 'seconds'):.1f} | {per(r1, 'seconds'):.1f} | {t0['mb_per_second']:.0f} | "
               f"{q['mb_per_second']:.0f} | {r0['mb_per_second']:.0f} | {r1['mb_per_second']:.0f} | "
               f"{per(t0, 'cpu_seconds'):.1f} | {per(q, 'cpu_seconds'):.1f} | {per(r0, 'cpu_seconds'):.1f} | "
-              f"{per(r1, 'cpu_seconds'):.1f} | {cpu_ratio(r0, t0):.2f} | "
-              f"{cpu_ratio(r1, q):.2f} |")
+              f"{per(r1, 'cpu_seconds'):.1f} | {cpu_ratio(r0, t0):.2f} | {cpu_ratio(r1, q):.2f} |")
         w("")
     pn = load(os.path.join(res, "rdma_io_pinned.json"))
     if pn:
