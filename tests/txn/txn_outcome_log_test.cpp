@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -65,6 +66,36 @@ TEST_CASE("outcomes recorded at once share fdatasyncs, and every one survives a 
   outcome_log again(dir.get());
   for (std::uint64_t id = 1000; id < 1000 + threads * per_thread; ++id) CHECK(again.find(id) == outcome_for(id));
   CHECK(again.find(999) == txn_outcome4::TXN_UNKNOWN);
+}
+
+TEST_CASE("an entry that passes its check but names no commit or abort is answered as unknown", "[txn][outcome]") {
+  // A damaged disk can leave such an entry (vnfsd writes only commits and aborts); found by
+  // fuzz_state_files, whose regression input is corpus/state_files/outcomes_unknown_outcome.
+  test::temp_dir d("vnfs-txn-outcomes");
+  auto dir = open_dir(d.path());
+  auto entry = [](std::uint64_t id, std::uint32_t outcome) {  // outcome_log.hpp's layout, minute 100
+    unsigned char e[16];
+    const std::uint32_t v = 100u << 8 | outcome;
+    for (int i = 0; i < 8; ++i) e[i] = static_cast<unsigned char>(id >> (56 - 8 * i));
+    for (int i = 0; i < 4; ++i) e[8 + i] = static_cast<unsigned char>(v >> (24 - 8 * i));
+    std::uint32_t h = 2166136261u;
+    for (int i = 0; i < 12; ++i) h = (h ^ e[i]) * 16777619u;
+    for (int i = 0; i < 4; ++i) e[12 + i] = static_cast<unsigned char>(h >> (24 - 8 * i));
+    return std::string(reinterpret_cast<const char*>(e), sizeof e);
+  };
+  {
+    std::ofstream f(d.path() / "outcomes", std::ios::binary);
+    f << entry(5, 2) << entry(6, 0) << entry(7, 9) << entry(5, 1) << entry(8, 3);
+  }
+  outcome_log log(dir.get());
+  CHECK(log.find(5) == txn_outcome4::TXN_COMMITTED);  // the damaged entry after it changes nothing
+  CHECK(log.find(6) == txn_outcome4::TXN_UNKNOWN);
+  CHECK(log.find(7) == txn_outcome4::TXN_UNKNOWN);
+  CHECK(log.find(8) == txn_outcome4::TXN_ABORTED);  // entries after a damaged one are still read
+  REQUIRE_FALSE(log.record(9, txn_outcome4::TXN_COMMITTED));
+  outcome_log again(dir.get());
+  CHECK(again.find(9) == txn_outcome4::TXN_COMMITTED);
+  CHECK(again.find(6) == txn_outcome4::TXN_UNKNOWN);
 }
 
 TEST_CASE("the outcome of a transaction that changed nothing is answered until a restart, not after", "[txn][outcome]") {

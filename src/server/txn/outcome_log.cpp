@@ -78,8 +78,11 @@ outcome_log::outcome_log(int state_fd, std::size_t keep, std::function<wall_cloc
     for (int i = 0; i < 4; ++i) v = v << 8 | e[8 + i];
     for (int i = 0; i < 4; ++i) c = c << 8 | e[12 + i];
     if (c != check_of(e)) break;  // a torn last entry
-    remember(id, static_cast<nfs4::txn_outcome4>(v & 0xff), v >> 8);
     ++entries_in_file_;
+    // Only commits and aborts are ever written: any other outcome in an entry that passes
+    // its check is damage, which TXN_STATUS answers as unknown rather than pass it on.
+    const auto o = static_cast<nfs4::txn_outcome4>(v & 0xff);
+    if (o == nfs4::txn_outcome4::TXN_COMMITTED || o == nfs4::txn_outcome4::TXN_ABORTED) remember(id, o, v >> 8);
   }
   const bool torn = entries_in_file_ * entry_size != all.size();
   if ((torn || entries_in_file_ > 2 * std::max(keep_, order_.size())) && !rewrite(state_fd) && torn) {
