@@ -95,7 +95,9 @@ void outcome_log_case(std::span<const std::byte> content) {
     const auto o = static_cast<txn_outcome4>(be(e, 8, 4) & 0xff);
     if (o == txn_outcome4::TXN_COMMITTED || o == txn_outcome4::TXN_ABORTED) expected[be(e, 0, 8)] = o;
   }
-  std::uint64_t fresh = 1;  // a txnid no entry names
+  // A txnid the log answers unknown for (it remembers exactly `expected`).
+  std::uint64_t fresh = 1;
+  while (expected.contains(fresh)) ++fresh;
   {
     server::txn::outcome_log log(scratch_dir());
     for (std::size_t at = 0; at + 8 <= content.size(); at += entry) {
@@ -107,10 +109,7 @@ void outcome_log_case(std::span<const std::byte> content) {
       const auto it = expected.find(id);
       require(found == (it == expected.end() ? txn_outcome4::TXN_UNKNOWN : it->second),
               "every entry before the first damaged one is found, with its last outcome");
-      if (id >= fresh) fresh = id + 1;
     }
-    if (fresh == 0) fresh = 1;  // wrapped: 0 is as good as any, but keep it clear of the entries
-    while (expected.contains(fresh)) ++fresh;
     require(!log.record(fresh, txn_outcome4::TXN_COMMITTED), "record an outcome after opening");
   }
   struct ::stat st {};
