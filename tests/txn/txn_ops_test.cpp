@@ -520,6 +520,26 @@ TEST_CASE("overwrites deferred to the commit (redo) change nothing before it and
   REQUIRE(u);
   CHECK(count(*u, server::txn::rec_range{}) == 1);
   CHECK(count(*u, server::txn::rec_redo_write{}) == 0);
+
+  // A COMPOUND that lists a directory keeps undo for every file (a listing shows the sizes
+  // of the files in it), and the listing shows its own write: "f" grown to 6000 bytes.
+  const auto grown = pattern(6000, 47);
+  READDIR4args list;
+  list.maxcount = 8192;
+  list.attr_request = bitmap4::of({FATTR4_SIZE});
+  const std::uint64_t listed_id = t.next_id;
+  const COMPOUND4res rl = t.run({SAVEFH4args{}, open_args(t.c, "f", false), write_args(0, grown),
+                                 CLOSE4args{0, stateid4{1, {}}}, RESTOREFH4args{}, list});
+  REQUIRE(rl.status == nfsstat4::NFS4_OK);
+  std::optional<std::uint64_t> listed_size;
+  for (const auto& e : result_at<READDIR4res>(rl, t.at(5)).resok4.reply.entries)
+    if (e.name == "f") listed_size = decode_attributes(e.attrs).size;
+  CHECK(listed_size == std::optional<std::uint64_t>(6000));
+  CHECK(read_all("f") == grown);
+  const auto l = journal_of(listed_id);
+  REQUIRE(l);
+  CHECK(count(*l, server::txn::rec_redo_write{}) == 0);
+  CHECK(count(*l, server::txn::rec_range{}) == 1);
 }
 
 TEST_CASE("a transaction's write ending past 1 TiB is not deferred: it runs before the commit", "[txn]") {

@@ -77,6 +77,8 @@ class planner {
     if constexpr (std::is_same_v<T, GETATTR4args> || std::is_same_v<T, VERIFY4args> ||
                   std::is_same_v<T, NVERIFY4args> || std::is_same_v<T, READ4args> || std::is_same_v<T, COMMIT4args>)
       if (cur_.set && cur_.obj) no_redo_.insert(key(cur_.obj));
+    // A listing shows the sizes and times of the files in it, whichever they are.
+    if constexpr (std::is_same_v<T, nfs4::READDIR4args>) redo_allowed_ = false;
     return keeps_current<T>();
   }
   template <class T>
@@ -283,7 +285,7 @@ class planner {
   std::size_t op_ = 0;  ///< the index of the operation being planned
   std::vector<deferred_backup> deferred_;
   std::set<std::pair<std::uint64_t, std::uint64_t>> no_redo_;  ///< files an operation reads
-  bool redo_allowed_ = true;  ///< no REMOVE or RENAME in the COMPOUND
+  bool redo_allowed_ = true;  ///< no REMOVE, RENAME or READDIR in the COMPOUND
 };
 
 }  // namespace

@@ -25,8 +25,8 @@ class transaction;
 /// each with its own barrier. Then one barrier makes everything planned durable. Planning
 /// changes nothing in the export.
 ///
-/// Redo: if it planned the whole COMPOUND of a single-COMPOUND transaction with no REMOVE
-/// or RENAME in it, the writes and truncations of a regular file the transaction did not
+/// Redo: if it planned the whole COMPOUND of a single-COMPOUND transaction with no REMOVE,
+/// RENAME or READDIR in it, the writes and truncations of a regular file the transaction did not
 /// create are deferred to the commit (t.use_redo), unless an operation of the COMPOUND
 /// reads that file (GETATTR, VERIFY, NVERIFY, READ, COMMIT), sets its attributes or appends
 /// to it: such a file needs no backup.

@@ -130,7 +130,7 @@ class transaction {
 
   // ---- Redo for file data (docs/transactions.md, "Redo for file data"). The planner hands
   // a file to redo when the transaction is a single COMPOUND that it planned whole and no
-  // operation of the COMPOUND reads the file, removes or renames anything. The file's
+  // operation of the COMPOUND reads the file, removes, renames or lists anything. The file's
   // truncations and writes are then deferred: nothing changes in the export before the
   // commit record, which follows them in the journal; commit() applies them in place after
   // it. They need no backup and no barrier. Whatever their size: before its reply, redo
