@@ -523,7 +523,7 @@ TEST_CASE("overwrites deferred to the commit (redo) change nothing before it and
 
   // A COMPOUND that lists a directory keeps undo for every file (a listing shows the sizes
   // of the files in it), and the listing shows its own write: "f" grown to 6000 bytes.
-  const auto grown = pattern(6000, 47);
+  const auto grown = pattern(6000, 53);
   READDIR4args list;
   list.maxcount = 8192;
   list.attr_request = bitmap4::of({FATTR4_SIZE});

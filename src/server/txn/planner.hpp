@@ -26,10 +26,10 @@ class transaction;
 /// changes nothing in the export.
 ///
 /// Redo: if it planned the whole COMPOUND of a single-COMPOUND transaction with no REMOVE,
-/// RENAME or READDIR in it, the writes and truncations of a regular file the transaction did not
-/// create are deferred to the commit (t.use_redo), unless an operation of the COMPOUND
-/// reads that file (GETATTR, VERIFY, NVERIFY, READ, COMMIT), sets its attributes or appends
-/// to it: such a file needs no backup.
+/// RENAME or READDIR in it, the writes and truncations of a regular file the transaction
+/// did not create are deferred to the commit (t.use_redo), unless an operation of the
+/// COMPOUND reads that file (GETATTR, VERIFY, NVERIFY, READ, COMMIT), sets its attributes
+/// or appends to it: such a file needs no backup.
 ///
 /// A barrier that fails is left to the first operation's
 /// own protect_* (which fails, and the transaction rolls back).
