@@ -960,18 +960,24 @@ def txn_section(res, w):
                         rs.append((r[0], f"{op} {size_label(size)} at {2 * float(delay):g} ms"))
             return max(rs) if rs else None
 
+        # TC-NFS's 1.55x and 25x compare with a vanilla NFS-Ganesha that made every write durable
+        # (papers/002 §4.1.1: its local simulation of that server "fsync is called after each
+        # write to match the behavior ... of the NFS server"): the like-for-like baseline here is
+        # mode durable (every WRITE DATA_SYNC4). Against plain (UNSTABLE writes, on disk only when
+        # the kernel writes them back) the ratio is stricter, and shown too.
         counts = sorted({c for (c,) in keys(pts, "4", "clients")})
         for clients, goal, tc in ((1, 1.3, 1.55), (8, 3, 25)):
+            who = f"{clients} client{'s' if clients > 1 else ''}"
+            if durable and worst(pts, clients, "durable"):
+                x, where = worst(pts, clients, "durable")
+                goal_rows.append(f"| worst case, {who}: txn / non-transactional with every write made durable, as "
+                                 f"TC-NFS's baseline (papers/002 §4.1.1) <= {goal}x (TC-NFS: {tc}x) | {x:.2f}x "
+                                 f"({where}; median of the repeats) | {'yes' if x <= goal else 'NO'} |")
             if clients in counts and worst(pts, clients):
                 x, where = worst(pts, clients)
-                goal_rows.append(f"| worst case, {clients} client{'s' if clients > 1 else ''}: txn / plain <= {goal}x "
-                                 f"(TC-NFS: {tc}x) | {x:.2f}x ({where}; median of the repeats) | "
+                goal_rows.append(f"| the same, stricter: txn / plain (UNSTABLE writes, on disk only when the kernel "
+                                 f"writes them back) <= {goal}x, {who} | {x:.2f}x ({where}; median of the repeats) | "
                                  f"{'yes' if x <= goal else 'NO'} |")
-                if durable and worst(pts, clients, "durable"):
-                    x, where = worst(pts, clients, "durable")
-                    goal_rows.append(f"| (not a goal: the same against durable, plain writes on disk when each call "
-                                     f"returns) worst txn / durable, {clients} client{'s' if clients > 1 else ''} | "
-                                     f"{x:.2f}x ({where}) | - |")
         if ram:
             for clients in sorted({c for (c,) in keys(ram["points"], "4", "clients")}):
                 if worst(ram["points"], clients):
@@ -1039,7 +1045,13 @@ def txn_section(res, w):
                              f"| {min(dev)[0]:.2f}-{hi[0]:.2f}x over {len(dev)} sizes (highest at "
                              f"{size_label(hi[1])}) | - |")
     if goal_rows:
-        w("Goals of issue 15 against these results:\n")
+        w("Goals of issue 15 against these results. The issue's bounds come with TC-NFS's figures, 1.55x and 25x, "
+          "which compare TC-NFS with a vanilla NFS-Ganesha that made each write durable (papers/002 §4.1.1: the "
+          "local program that mimics that server's work calls fsync after each write \"to match the behavior ... "
+          "of the NFS server\"). Here that baseline is mode durable, the same client and vnfsd without transactions "
+          "with every WRITE DATA_SYNC4; mode plain (UNSTABLE writes, which reach the disk only when the kernel "
+          "writes them back, after the pass) asks more of a transaction, which must be on disk when it answers, "
+          "and is shown as well.\n")
         w("| goal | measured | met |")
         w("|---|---|---|")
         for r in goal_rows:
