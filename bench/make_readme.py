@@ -858,6 +858,35 @@ def round2(res, w):
               f"{r['cpu_seconds_per_gib']:.3f} [{reps(r)}] | {cpu_ratio(r, q):.2f} | "
               f"{us(q)} | {us(r)} | {sleeps(q):.2f} | {sleeps(r):.2f} |")
         w("")
+    sy = load(os.path.join(res, "rdma_sync.json"))
+    if sy:
+        w("Synchronous calls run the client's I/O on the waiting thread (src/client/caller_drive.hpp): the same "
+          "random reads at depth 1, pinned, through a completion group (random: the application thread waits on "
+          "the group while the client's I/O thread sends and receives, which is how every call went before) and "
+          "through the synchronous call (sync: the waiting thread sends, receives and completes itself), taking "
+          "turns point by point in one run (`build/default/bench/rdma_io --pin --sizes "
+          f"{','.join(size_label(x).replace(' KiB', 'K').replace(' MiB', 'M') for x in sorted({q['size'] for q in sy['results']}))} "
+          "--patterns random,sync --depths 1 --vread-sizes '' --small-files 0 "
+          f"--file-mib {sy['file_bytes'] >> 20} --seconds {sy['seconds_per_run']:g} --repeats {sy['repeats']} "
+          "--out bench/results/rdma_sync.json`; the median repeat). Client CPU microseconds per COMPOUND, with "
+          "the client's voluntary + involuntary context switches per COMPOUND in brackets, and RDMA / TCP client "
+          "CPU per byte. The goals: RDMA <= TCP at every size, <= 1/3 of TCP from 256 KiB.\n")
+        w("| block | TCP group | TCP sync | RDMA group | RDMA sync | RDMA / TCP group | sync |")
+        w("|---|---|---|---|---|---|---|")
+        for q in sy["results"]:
+            if (q["transport"], q["pattern"]) != ("tcp", "random"):
+                continue
+            ts = rdma_point(sy, "tcp", "sync", q["size"])
+            rg = rdma_point(sy, "rdma", "random", q["size"])
+            rs = rdma_point(sy, "rdma", "sync", q["size"])
+            if ts is None or rg is None or rs is None:
+                continue
+            cell = lambda p: (f"{1e6 * p['cpu_seconds'] / max(1, p['compounds']):.1f} "
+                              f"({p['voluntary_switches'] / max(1, p['compounds']):.2f} + "
+                              f"{p['involuntary_switches'] / max(1, p['compounds']):.2f})")
+            w(f"| {size_label(q['size'])} | {cell(q)} | {cell(ts)} | {cell(rg)} | {cell(rs)} | "
+              f"{cpu_ratio(rg, q):.2f} | {cpu_ratio(rs, ts):.2f} |")
+        w("")
 
 
 def txn_section(res, w):

@@ -101,6 +101,19 @@ result measure(vnfs::client& c, const vnfs::file& f, std::size_t file_size, cons
   const vnfs::bench::client_meter meter(c);
   auto deadline = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(seconds));
   std::uint64_t issued = 0, done = 0;
+  if (pattern == "sync") {  // depth 1, the synchronous calls
+    while ((done + 1) * size <= max_bytes && clock_type::now() < deadline) {
+      const std::uint64_t off = (rng() % blocks_in_file) * size;
+      offset_of[0] = off;
+      for (std::size_t p = 0; p < pieces; ++p) {
+        std::size_t at = p * piece_max, n = std::min(piece_max, size - at);
+        if (c.pread(f, off + at, mr.slice(at, n)) != n) throw std::runtime_error("short read");
+      }
+      consume(0);
+      ++done;
+    }
+    issued = done;
+  }
   for (unsigned s = 0; s < depth && (issued + 1) * size <= max_bytes; ++s, ++issued) issue(s);
   // Slots hold blocks issued..done in order, block b in slot b % depth (sequential only).
   std::vector<char> ready(depth, 0);
@@ -291,12 +304,15 @@ int main(int argc, char** argv) try {
       "papers/003 Figures 3-4: direct reads (registered memory) of several block sizes through\n"
       "vnfs::client against vnfsd (started here as a separate process on 127.0.0.1 with TCP\n"
       "and RPC-over-RDMA/cma listeners), over each transport, at random block-aligned offsets\n"
-      "(--depths blocks in flight; 1 = no read-ahead) and sequentially with a read-ahead window\n"
+      "(--depths blocks in flight; 1 = no read-ahead; asynchronous calls into a completion group),\n"
+      "or one synchronous call at a time (sync), and sequentially with a read-ahead window\n"
       "of --readahead blocks consumed in order: bandwidth, client CPU utilization and CPU\n"
       "seconds per GiB, COMPOUNDs and payload bytes direct/copied. Writes the results as JSON.\n\nOptions");
   desc.add_options()("help,h", "print this help")
       ("sizes", po::value(&sizes)->default_value(sizes), "comma-separated block sizes, bytes or with K/M suffix (4 KiB .. 64 MiB)")
-      ("patterns", po::value(&patterns)->default_value(patterns), "comma-separated: random, sequential")
+      ("patterns", po::value(&patterns)->default_value(patterns),
+       "comma-separated: random, sequential, sync (random offsets, one synchronous read call at a time: "
+       "the waiting thread runs the client's I/O)")
       ("depths", po::value(&depths)->default_value(depths), "random: comma-separated queue depths (1..256)")
       ("readahead", po::value(&readahead)->default_value(readahead), "sequential: comma-separated read-ahead windows in blocks (1..256)")
       ("transports", po::value(&transports)->default_value(transports), "comma-separated: tcp, rdma")
@@ -346,6 +362,10 @@ int main(int argc, char** argv) try {
   // (pattern, depth) runs at each size: random at each --depths, sequential at each --readahead.
   std::vector<std::pair<std::string, std::string>> runs;
   for (const auto& p : vnfs::bench::split_list(patterns, ',')) {
+    if (p == "sync") {
+      runs.emplace_back(p, "1");
+      continue;
+    }
     if (p != "random" && p != "sequential") throw std::runtime_error("unknown pattern '" + p + "'");
     for (const auto& d : vnfs::bench::split_list(p == "random" ? depths : readahead, ',')) runs.emplace_back(p, d);
   }

@@ -19,6 +19,11 @@
 //   in flight. A handler or callback that runs on a client thread must not block.
 // The synchronous calls are a wait on the asynchronous ones and may be called from any
 // thread except the client's own (i.e. not from a callback or a handler that runs there).
+// nfs://: while it waits, the calling thread does the client's I/O itself in place of the
+// I/O thread (one sleep per round trip instead of two threads handing the call over and
+// back); it then also completes what it receives of other threads' calls, so a callback or
+// handler may run on an application thread that is inside a synchronous call on the same
+// client — as on the I/O thread, it must not block.
 // One client may be used by many application threads at once: every call is thread-safe,
 // and concurrent calls share the session's slots.
 //
@@ -128,6 +133,10 @@ struct client_stats {
   std::uint64_t payload_bytes_direct = 0;  ///< payload moved straight between socket and caller memory
   std::uint64_t reconnects = 0;
   std::uint64_t retransmissions = 0;
+  /// Replies an application thread received itself while it waited for a synchronous call,
+  /// running the client's I/O in place of the client's I/O thread (nfs://; see the threading
+  /// model above).
+  std::uint64_t replies_to_waiting_callers = 0;
 };
 
 namespace detail {

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "client/backend.hpp"
+#include "client/caller_drive.hpp"
 #include "client/backend_factory.hpp"
 #include "client/backends.hpp"
 #include "client/internals.hpp"
@@ -92,6 +93,7 @@ bool usable(const memory_slice& s, access needed) {
 struct sync_waiter {
   std::mutex mutex;
   std::condition_variable cv;
+  std::shared_ptr<detail::drivable> driving;  // the engine the waiter runs, if it does
   bool done = false;
   std::error_code ec;
   std::size_t n = 0;
@@ -101,19 +103,78 @@ struct sync_waiter {
 
 // ---- the synchronous forms (vnfs/call_forms.hpp)
 
+// ---- a waiting caller driving its call (caller_drive.hpp)
+
+namespace {
+thread_local detail::sync_start* current_sync_start = nullptr;
+}
+
+detail::sync_start::sync_start() : outer_(current_sync_start) { current_sync_start = this; }
+
+detail::sync_start::~sync_start() {
+  if (!ended_) {
+    current_sync_start = outer_;
+    if (engine_) engine_->wake();
+  }
+}
+
+detail::sync_start* detail::sync_start::current() { return current_sync_start; }
+
+bool detail::sync_start::note(const std::shared_ptr<drivable>& engine) {
+  if (engine_ == engine) return true;
+  if (!engine_ && !several_) {
+    engine_ = engine;
+    return true;
+  }
+  several_ = true;
+  return false;
+}
+
+std::shared_ptr<detail::drivable> detail::sync_start::take() {
+  ended_ = true;
+  current_sync_start = outer_;
+  auto engine = std::move(engine_);
+  if (engine && several_) {
+    engine->wake();
+    return nullptr;
+  }
+  return engine;
+}
+
 std::pair<std::error_code, std::size_t> detail::wait(const std::function<void(done_fn)>& start) {
   auto w = std::make_shared<sync_waiter>();
-  start(done_fn([w](std::error_code ec, std::size_t n) {
+  std::shared_ptr<drivable> engine;
+  {
+    sync_start scope;
+    start(done_fn([w](std::error_code ec, std::size_t n) {
+      std::shared_ptr<drivable> driving;
+      {
+        std::lock_guard lock(w->mutex);
+        w->ec = ec;
+        w->n = n;
+        w->done = true;
+        driving = std::move(w->driving);
+      }
+      // After the unlock: a waiter woken while the mutex is still held would go straight back
+      // to sleep on it (two more context switches per call). `w` lives on in this callback.
+      w->cv.notify_one();
+      if (driving) driving->interrupt();  // completed off the engine: the driving waiter looks
+    }));
+    engine = scope.take();
+  }
+  const auto done = [&w] {
+    std::lock_guard lock(w->mutex);
+    return w->done;
+  };
+  if (engine) {
     {
       std::lock_guard lock(w->mutex);
-      w->ec = ec;
-      w->n = n;
-      w->done = true;
+      if (!w->done) w->driving = engine;
     }
-    // After the unlock: a waiter woken while the mutex is still held would go straight back
-    // to sleep on it (two more context switches per call). `w` lives on in this callback.
-    w->cv.notify_one();
-  }));
+    if (!engine->drive(done)) engine->wake();
+    std::lock_guard lock(w->mutex);
+    w->driving.reset();
+  }
   std::unique_lock lock(w->mutex);
   w->cv.wait(lock, [&] { return w->done; });
   return {w->ec, w->n};

@@ -159,6 +159,7 @@ inline client_stats operator-(const client_stats& a, const client_stats& b) {
   d.payload_bytes_direct = a.payload_bytes_direct - b.payload_bytes_direct;
   d.reconnects = a.reconnects - b.reconnects;
   d.retransmissions = a.retransmissions - b.retransmissions;
+  d.replies_to_waiting_callers = a.replies_to_waiting_callers - b.replies_to_waiting_callers;
   return d;
 }
 

@@ -357,6 +357,113 @@ TEST_CASE("where plain handlers run: the client's I/O thread, or client_options:
   }
 }
 
+TEST_CASE("a thread waiting for a synchronous call receives its replies itself", "[client][sync]") {
+  FOR_TARGETS(target::vnfsd, target::vnfsd_rdma);
+  client_env env(kind);
+  client& c = env.c();
+  constexpr std::size_t block = 4096, blocks = 16;
+  auto data = make_file(env, "f", blocks * block);
+  std::vector<std::byte> buf(blocks * block);
+  memory_region mr = c.register_memory(buf.data(), buf.size());
+  file f = c.open("f", O_RDONLY);
+
+  // Scalar and vectorized synchronous calls: every reply reached the waiting thread.
+  client_stats before = c.stats();
+  for (std::size_t i = 0; i < blocks; ++i) CHECK(c.pread(f, i * block, mr.slice(i * block, block)) == block);
+  std::vector<vio> ios{vio(f, 0, mr.slice(0, block)), vio(f, 5 * block, mr.slice(5 * block, block))};
+  REQUIRE_OK(c.vread(ios));
+  client_stats d = c.stats() - before;
+  CHECK(d.compounds == blocks + 1);
+  CHECK(d.replies_to_waiting_callers == blocks + 1);
+  CHECK(d.retransmissions == 0);
+  CHECK(std::equal(buf.begin(), buf.end(), data.begin()));
+
+  // Asynchronous calls are not driven by a waiter: their replies reach the I/O thread, also
+  // right after synchronous calls (the I/O thread takes over again).
+  std::fill(buf.begin(), buf.end(), std::byte{0});
+  completion_group g = c.make_group();
+  before = c.stats();
+  for (std::size_t i = 0; i < blocks; ++i) c.read(f, i * block, mr.slice(i * block, block), g, i);
+  for (std::size_t i = 0; i < blocks; ++i) {
+    auto e = g.wait_for(std::chrono::seconds(30));
+    REQUIRE(e);
+    CHECK(!e->status);
+    CHECK(e->bytes == block);
+  }
+  d = c.stats() - before;
+  CHECK(d.compounds == blocks);
+  CHECK(d.replies_to_waiting_callers == 0);
+  CHECK(std::equal(buf.begin(), buf.end(), data.begin()));
+
+  // Several threads in synchronous calls at once, and callbacks from another: one waiter
+  // runs the client at a time and completes the others' calls too; everything completes
+  // once, with the right bytes.
+  constexpr int threads = 3, rounds = 40;
+  std::vector<std::vector<std::byte>> bufs(threads + 1, std::vector<std::byte>(block));
+  std::vector<memory_region> mrs;
+  for (auto& b : bufs) mrs.push_back(c.register_memory(b.data(), b.size()));
+  std::atomic<int> wrong{0}, callbacks{0};
+  std::promise<void> all_called;
+  before = c.stats();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      for (int r = 0; r < rounds; ++r) {
+        const std::size_t at = std::size_t((t * rounds + r) % blocks) * block;
+        if (c.pread(f, at, mrs[t].slice(0, block)) != block ||
+            !std::equal(bufs[t].begin(), bufs[t].end(), data.begin() + std::ptrdiff_t(at)))
+          wrong++;
+      }
+    });
+  for (int r = 0; r < rounds; ++r)
+    c.read(f, std::size_t(r % blocks) * block, mrs[threads].slice(0, block), [&](std::error_code ec, std::size_t n) {
+      if (ec || n != block) wrong++;
+      if (++callbacks == rounds) all_called.set_value();
+    });
+  for (auto& w : workers) w.join();
+  REQUIRE(all_called.get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+  d = c.stats() - before;
+  CHECK(wrong == 0);
+  CHECK(callbacks == rounds);
+  CHECK(d.compounds == std::uint64_t(threads + 1) * rounds);
+  CHECK(d.replies_to_waiting_callers <= d.compounds);
+  c.close(f);
+}
+
+TEST_CASE("close while other threads wait for synchronous calls: each ends, closed or done", "[client][sync][close]") {
+  FOR_TARGETS(target::vnfsd, target::vnfsd_rdma);
+  client_env env(kind);
+  client& c = env.c();
+  constexpr std::size_t block = 4096;
+  auto data = make_file(env, "f", 8 * block);
+  file f = c.open("f", O_RDONLY);
+  constexpr int threads = 2;
+  std::atomic<int> reads{0}, wrong{0};
+  std::vector<std::error_code> ended(threads);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      std::vector<std::byte> b(block);
+      for (;;) {
+        try {
+          const std::size_t at = std::size_t(reads % 8) * block;
+          if (c.pread(f, at, std::span<std::byte>(b)) != block ||
+              !std::equal(b.begin(), b.end(), data.begin() + std::ptrdiff_t(at)))
+            wrong++;
+          reads++;
+        } catch (const std::system_error& e) {
+          ended[t] = e.code();
+          return;
+        }
+      }
+    });
+  while (reads < 100) std::this_thread::yield();  // both threads are reading
+  c.close();
+  for (auto& w : workers) w.join();
+  CHECK(wrong == 0);
+  for (const auto& ec : ended) CHECK(ec == errc::closed);
+}
+
 TEST_CASE("Asio tokens for every operation, in one coroutine", "[client][async][asio]") {
   FOR_TARGETS(target::vnfsd, target::local, target::vnfsd_rdma);
   client_env env(kind);

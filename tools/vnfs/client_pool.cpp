@@ -28,6 +28,7 @@ client_stats client_pool::total() const {
     t.payload_bytes_direct += s.payload_bytes_direct;
     t.reconnects += s.reconnects;
     t.retransmissions += s.retransmissions;
+    t.replies_to_waiting_callers += s.replies_to_waiting_callers;
   }
   return t;
 }

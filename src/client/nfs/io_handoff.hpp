@@ -66,6 +66,12 @@ class io_handoff {
     boost::asio::post(io_, [this] { take_pending(); });
   }
 
+  /// Whether items wait to be taken.
+  bool pending() {
+    std::lock_guard lock(mu_);
+    return !items_.empty();
+  }
+
   /// After the I/O thread has stopped: later pushes fail; returns the items not taken.
   std::vector<T> close() {
     std::lock_guard lock(mu_);

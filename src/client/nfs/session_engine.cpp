@@ -132,6 +132,7 @@ void session_engine::impl::on_call_failed(std::uint32_t xid, std::error_code ec)
 /// decoder (the channel's guide) knows of, having decoded the results before them.
 void session_engine::impl::on_record(std::uint32_t xid, std::vector<std::byte> record) {
   replied_since_connect = true;
+  if (caller_runs) n_caller_replies++;
   submitted.look_soon();  // its caller may submit the next call at once
   auto it = inflight.find(xid);
   if (it == inflight.end()) return;  // a reply to a call already failed (closing): drop it
@@ -257,6 +258,88 @@ void session_engine::impl::park(std::unique_ptr<session_call> c, std::chrono::mi
   });
 }
 
+// ---- who runs the engine --------------------------------------------------------------
+//
+// One thread at a time runs `io`, and with it the whole engine: the I/O thread, or an
+// application thread waiting for a synchronous call (caller_drive.hpp), which then sends,
+// receives and completes on its own thread and sleeps once per round trip. A caller takes
+// over by stopping the I/O thread's run (one wake-up of it, at the first of a series of
+// calls); when it has its completion it leaves `io` to nobody, and the I/O thread, which
+// looks every idle_check, takes over again once no caller has driven for that long, or at
+// once when the caller left work that must not wait (needs_io_thread) or another thread
+// submitted meanwhile (wake). While a caller drives, it also runs the timers (lease renewal)
+// and whatever other threads submit: their completions may then run on the caller's thread.
+
+void session_engine::impl::run_io_thread() {
+  std::unique_lock lock(drive_mu);
+  std::uint64_t seen = drives;
+  for (;;) {
+    if (ended) return;
+    if (running == runner::nobody && !taking && (io_thread_wanted || drives == seen)) {
+      running = runner::io_thread;
+      io_thread_wanted = false;
+      io.restart();  // under the lock: a caller's stop() cannot come before it
+      lock.unlock();
+      io.run();  // until a caller stops it, or close() ends it
+      lock.lock();
+      running = runner::nobody;
+      drive_cv.notify_all();  // the caller waiting to take over
+    }
+    seen = drives;
+    drive_cv.wait_for(lock, idle_check);
+  }
+}
+
+bool session_engine::impl::drive(const std::function<bool()>& done) {
+  {
+    std::unique_lock lock(drive_mu);
+    if (closing_requested || ended || taking || running == runner::caller) return false;
+    ++drives;
+    if (running == runner::io_thread) {
+      taking = true;
+      io.stop();
+      drive_cv.wait(lock, [this] { return running != runner::io_thread; });
+      taking = false;
+      if (closing_requested || ended) return false;  // the caller wakes the I/O thread
+    }
+    running = runner::caller;
+    io.restart();
+  }
+  caller_runs = true;
+  // Bounded waits: `done` may also come true by another thread (a completion group's
+  // other waiter), which `io` does not see.
+  while (!done() && !io.stopped()) io.run_one_for(std::chrono::milliseconds(10));
+  if (!io.stopped()) io.poll();  // what the last handlers queued (a next COMPOUND, a look at the hand-off)
+  caller_runs = false;
+  bool wanted;
+  {
+    std::lock_guard lock(drive_mu);
+    running = runner::nobody;
+    wanted = closing_requested || ended || needs_io_thread();
+    io_thread_wanted = io_thread_wanted || wanted;
+  }
+  if (wanted) drive_cv.notify_all();
+  return true;
+}
+
+void session_engine::impl::wake() {
+  {
+    std::lock_guard lock(drive_mu);
+    if (running != runner::nobody) return;  // a runner sees the hand-off's bell
+    io_thread_wanted = true;
+  }
+  drive_cv.notify_all();
+}
+
+void session_engine::impl::interrupt() {
+  if (!io.get_executor().running_in_this_thread()) asio::post(io, [] {});
+}
+
+bool session_engine::impl::needs_io_thread() {
+  return !waiting.empty() || !inflight.empty() || !in_grace.empty() || !length_refused.empty() || !connected ||
+         recovering || reclaiming || probing || submitted.pending();
+}
+
 // ---- the front ------------------------------------------------------------------------
 
 session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::move(s))) {
@@ -291,7 +374,7 @@ session_engine::session_engine(settings s) : impl_(std::make_shared<impl>(std::m
   m.lease_due = m.cfg.lease_from_first_call;
   std::promise<void> ready;
   auto fut = ready.get_future();
-  m.thread = std::thread([this] { impl_->io.run(); });
+  m.thread = std::thread([this] { impl_->run_io_thread(); });
   asio::post(m.io, [&m, &ready] {
     m.establish_session(&ready);
     m.schedule_renewal();
@@ -336,12 +419,24 @@ void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done don
   if (!impl_->submitted.push(c)) {  // the I/O thread is gone: complete here, exactly once
     compound_reply empty;
     c->done(make_error_code(errc::closed), empty);
+    return;
   }
+  // A synchronous call's waiter will run the engine itself; anything else needs a runner.
+  sync_start* sync = sync_start::current();
+  if (sync == nullptr || !sync->note(impl_)) impl_->wake();
 }
 
 void session_engine::close() {
   auto& m = *impl_;
   if (!m.thread.joinable()) return;
+  {
+    // From now on only the I/O thread runs the engine: it takes over as soon as a caller
+    // that is driving now has its completion (which the posts below bring about).
+    std::lock_guard lock(m.drive_mu);
+    m.closing_requested = true;
+    m.io_thread_wanted = true;
+  }
+  m.drive_cv.notify_all();
   std::promise<void> finished;
   auto fut = finished.get_future();
   asio::post(m.io, [&m, &finished] {
@@ -359,9 +454,18 @@ void session_engine::close() {
     m.connected = false;
     m.channel->close();
     m.work.reset();
+    {
+      std::lock_guard lock(m.drive_mu);
+      m.ended = true;
+    }
     m.io.stop();
   });
   m.thread.join();
+  {
+    // A caller that ran the last handlers is still letting go of `io`.
+    std::unique_lock lock(m.drive_mu);
+    m.drive_cv.wait(lock, [&m] { return m.running == impl::runner::nobody; });
+  }
   // Submissions that raced with close(): from now on submit() completes them itself; those
   // already handed over fail here, and those posted run below and fail with errc::closed.
   for (auto& c : m.submitted.close()) m.accept(std::move(c));
@@ -390,6 +494,7 @@ client_stats session_engine::stats() const {
   s.payload_bytes_direct = m.n_direct;
   s.reconnects = m.n_reconnects;
   s.retransmissions = m.n_retrans;
+  s.replies_to_waiting_callers = m.n_caller_replies;
   return s;
 }
 

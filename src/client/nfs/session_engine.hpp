@@ -1,5 +1,6 @@
 // vnfs client, nfs backend: one NFSv4.1 session over one connection (TCP or RPC-over-RDMA,
-// see transport/rpc_channel.hpp), driven by one I/O thread — slot table, sequence ids, zero-copy READ
+// see transport/rpc_channel.hpp), driven by its I/O thread or by a caller waiting for a
+// synchronous call (caller_drive.hpp) — slot table, sequence ids, zero-copy READ
 // receive, reconnection with retransmission on the same slot and sequence id, session
 // recovery, lease renewal.
 #pragma once
@@ -24,8 +25,9 @@ namespace vnfs::detail {
 /// The caller's registered regions a COMPOUND's payloads lie in.
 using registered_regions = std::vector<std::shared_ptr<transport::registered_region>>;
 
-/// Thread-safe front of the I/O thread. submit() may be called from any thread; callbacks
-/// run on the I/O thread.
+/// Thread-safe front of the engine. submit() may be called from any thread; callbacks run on
+/// the thread running the engine: its I/O thread, or an application thread waiting for a
+/// synchronous call (session_engine.cpp, "who runs the engine").
 class session_engine {
  public:
   struct settings {

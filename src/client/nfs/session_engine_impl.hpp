@@ -9,11 +9,13 @@
 //   session_recovery.cpp   connection loss, reconnection with retransmission on the same
 //                          slots, a session the server lost, failing what cannot go on
 //   operation_limit.cpp    the operations per COMPOUND the server really takes
-// Everything but the counters, the limits and `submitted` is touched only on the I/O thread.
+// Everything but the counters, the limits, `submitted` and the drive state is touched only
+// by the thread running `io`: the I/O thread, or a caller driving it (caller_drive.hpp).
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <future>
 #include <list>
@@ -27,6 +29,7 @@
 #include <boost/asio.hpp>
 
 #include "transport/rpc_channel.hpp"
+#include "client/caller_drive.hpp"
 #include "client/nfs/io_handoff.hpp"
 #include "client/nfs/session_call.hpp"
 #include "client/nfs/session_engine.hpp"
@@ -37,7 +40,7 @@ namespace vnfs::detail {
 namespace asio = boost::asio;
 using clock_type = std::chrono::steady_clock;
 
-struct session_engine::impl : std::enable_shared_from_this<impl> {
+struct session_engine::impl : drivable, std::enable_shared_from_this<impl> {
   explicit impl(settings s)
       : cfg(std::move(s)), work(io.get_executor()), credential(authsys_credential(cfg.uid, cfg.gid, cfg.gids)) {}
 
@@ -92,10 +95,32 @@ struct session_engine::impl : std::enable_shared_from_this<impl> {
     for (auto& c : calls) accept(std::move(c));
   }};
 
+  // Who runs `io` (session_engine.cpp, "who runs the engine"): one thread at a time, the
+  // I/O thread or a caller waiting for a synchronous call. All guarded by drive_mu.
+  enum class runner { io_thread, nobody, caller };
+  std::mutex drive_mu;
+  std::condition_variable drive_cv;  // the I/O thread's, and a caller's waiting for it to step aside
+  runner running = runner::nobody;  // the I/O thread takes over as it starts
+  bool taking = false;             // a caller has stopped the I/O thread and waits to run `io`
+  bool io_thread_wanted = true;    // work nobody runs: the I/O thread takes over at once
+  bool closing_requested = false;  // close() began: callers drive no more
+  bool ended = false;             // the I/O thread is to return
+  std::uint64_t drives = 0;       // callers' drives so far: the I/O thread takes over after a pause
+  bool caller_runs = false;  // not guarded: set and read only by the caller running `io`
+  /// How often the I/O thread, stepped aside, looks whether callers still drive.
+  static constexpr std::chrono::milliseconds idle_check{2};
+  void run_io_thread();
+  bool drive(const std::function<bool()>& done) override;
+  void wake() override;
+  void interrupt() override;
+  /// Under drive_mu, by the runner that stops: whether what it leaves needs the I/O thread
+  /// now (calls queued, in flight or waiting to go again, a connection to mend).
+  bool needs_io_thread();
+
   // Counters, read from any thread.
   std::atomic<bool> txn_known{false};  ///< transactions_known()
   std::atomic<std::uint64_t> n_compounds{0}, n_ops{0}, n_sent{0}, n_received{0}, n_copied{0},
-      n_direct{0}, n_reconnects{0}, n_retrans{0};
+      n_direct{0}, n_reconnects{0}, n_retrans{0}, n_caller_replies{0};
 
   // ---- a call's path (session_engine.cpp) ------------------------------------------------
   void accept(std::unique_ptr<session_call> c);
