@@ -306,8 +306,8 @@ bool session_engine::impl::drive(const std::function<bool()>& done) {
     io.restart();
   }
   caller_runs = true;
-  // Bounded waits: `done` may also come true by another thread (a completion group's
-  // other waiter), which `io` does not see.
+  // `done` may also come true on another thread (part of the call completed off the
+  // engine): interrupt() then wakes this loop; the bounded wait is the safety net.
   while (!done() && !io.stopped()) io.run_one_for(std::chrono::milliseconds(10));
   if (!io.stopped()) io.poll();  // what the last handlers queued (a next COMPOUND, a look at the hand-off)
   caller_runs = false;
