@@ -18,9 +18,10 @@ class drivable {
  public:
   virtual ~drivable() = default;
   /// Runs the engine on the calling thread, completions included, until `done()` holds;
-  /// false, having run nothing, when it cannot (another thread is running it as a caller,
-  /// or the engine is closing): then the engine's own thread runs it, and the caller waits.
-  virtual bool drive(const std::function<bool()>& done) = 0;
+  /// false, having run nothing, when it does not (another thread is running it as a caller,
+  /// calls other than the caller's `own_calls` are open, or the engine is closing): then
+  /// the caller wakes the engine's own thread with wake() and waits.
+  virtual bool drive(const std::function<bool()>& done, std::uint32_t own_calls) = 0;
   /// Makes sure the engine's own thread runs what was submitted, when no caller will.
   virtual void wake() = 0;
   /// From a thread not running the engine: makes a driving caller look at its `done()` now
@@ -46,10 +47,13 @@ class sync_start {
   /// Ends the scope: the one engine the call submitted to, which the caller is to drive
   /// (and wake if it cannot), or null (none, or several: they were woken).
   std::shared_ptr<drivable> take();
+  /// The calls this scope's call submitted to the engine take() returns.
+  std::uint32_t submitted() const { return submitted_; }
 
  private:
   sync_start* outer_;
   std::shared_ptr<drivable> engine_;
+  std::uint32_t submitted_ = 0;
   bool several_ = false;
   bool ended_ = false;
 };

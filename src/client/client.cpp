@@ -121,9 +121,13 @@ detail::sync_start::~sync_start() {
 detail::sync_start* detail::sync_start::current() { return current_sync_start; }
 
 bool detail::sync_start::note(const std::shared_ptr<drivable>& engine) {
-  if (engine_ == engine) return true;
+  if (engine_ == engine) {
+    ++submitted_;
+    return true;
+  }
   if (!engine_ && !several_) {
     engine_ = engine;
+    submitted_ = 1;
     return true;
   }
   several_ = true;
@@ -144,6 +148,7 @@ std::shared_ptr<detail::drivable> detail::sync_start::take() {
 std::pair<std::error_code, std::size_t> detail::wait(const std::function<void(done_fn)>& start) {
   auto w = std::make_shared<sync_waiter>();
   std::shared_ptr<drivable> engine;
+  std::uint32_t submitted = 0;
   {
     sync_start scope;
     start(done_fn([w](std::error_code ec, std::size_t n) {
@@ -161,6 +166,7 @@ std::pair<std::error_code, std::size_t> detail::wait(const std::function<void(do
       if (driving) driving->interrupt();  // completed off the engine: the driving waiter looks
     }));
     engine = scope.take();
+    submitted = scope.submitted();
   }
   const auto done = [&w] {
     std::lock_guard lock(w->mutex);
@@ -171,7 +177,7 @@ std::pair<std::error_code, std::size_t> detail::wait(const std::function<void(do
       std::lock_guard lock(w->mutex);
       if (!w->done) w->driving = engine;
     }
-    if (!engine->drive(done)) engine->wake();
+    if (!engine->drive(done, submitted)) engine->wake();
     std::lock_guard lock(w->mutex);
     w->driving.reset();
   }

@@ -290,10 +290,13 @@ void session_engine::impl::run_io_thread() {
   }
 }
 
-bool session_engine::impl::drive(const std::function<bool()>& done) {
+bool session_engine::impl::drive(const std::function<bool()>& done, std::uint32_t own_calls) {
   {
     std::unique_lock lock(drive_mu);
     if (closing_requested || ended || taking || running == runner::caller) return false;
+    // Other threads' calls are open: the I/O thread serves them all, as it did before callers
+    // drove (else the runner would change hands, waking the I/O thread, at every call).
+    if (calls_open.load(std::memory_order_relaxed) > own_calls) return false;
     ++drives;
     if (running == runner::io_thread) {
       taking = true;
@@ -405,7 +408,12 @@ void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done don
     if (put != nullptr && put->object.empty()) c->ops.emplace_back(nfs4::PUTROOTFH4args{});
     else c->ops.push_back(std::move(op));
   }
-  c->done = std::move(done);
+  // Counted open until `done` has run (drive: a caller drives only its own calls).
+  impl_->calls_open.fetch_add(1, std::memory_order_relaxed);
+  c->done = [m = impl_.get(), done = std::move(done)](std::error_code ec, compound_reply& r) {
+    m->calls_open.fetch_sub(1, std::memory_order_relaxed);
+    done(ec, r);
+  };
   c->read_targets = std::move(read_targets);
   c->cachethis = cachethis.value_or(!idempotent(c->ops));
   c->registered = std::move(registered);
@@ -421,7 +429,7 @@ void session_engine::submit(std::vector<nfs4::nfs_argop4> ops, compound_done don
     c->done(make_error_code(errc::closed), empty);
     return;
   }
-  // A synchronous call's waiter will run the engine itself; anything else needs a runner.
+  // A synchronous call's waiter runs the engine itself if it can; anything else needs a runner.
   sync_start* sync = sync_start::current();
   if (sync == nullptr || !sync->note(impl_)) impl_->wake();
 }

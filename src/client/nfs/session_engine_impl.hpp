@@ -110,7 +110,9 @@ struct session_engine::impl : drivable, std::enable_shared_from_this<impl> {
   /// How often the I/O thread, stepped aside, looks whether callers still drive.
   static constexpr std::chrono::milliseconds idle_check{2};
   void run_io_thread();
-  bool drive(const std::function<bool()>& done) override;
+  bool drive(const std::function<bool()>& done, std::uint32_t own_calls) override;
+  /// Calls submitted and not completed yet (their `done` has not run), of every thread.
+  std::atomic<std::uint32_t> calls_open{0};
   void wake() override;
   void interrupt() override;
   /// Under drive_mu, by the runner that stops: whether what it leaves needs the I/O thread
