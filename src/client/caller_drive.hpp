@@ -8,6 +8,7 @@
 // over again when the caller leaves work behind or stops calling.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 

@@ -10,9 +10,9 @@
 #include <utility>
 
 #include "client/backend.hpp"
-#include "client/caller_drive.hpp"
 #include "client/backend_factory.hpp"
 #include "client/backends.hpp"
+#include "client/caller_drive.hpp"
 #include "client/internals.hpp"
 #include "client/memory/registration.hpp"
 #include "client/path.hpp"
@@ -101,8 +101,6 @@ struct sync_waiter {
 
 }  // namespace
 
-// ---- the synchronous forms (vnfs/call_forms.hpp)
-
 // ---- a waiting caller driving its call (caller_drive.hpp)
 
 namespace {
@@ -144,6 +142,8 @@ std::shared_ptr<detail::drivable> detail::sync_start::take() {
   }
   return engine;
 }
+
+// ---- the synchronous forms (vnfs/call_forms.hpp)
 
 std::pair<std::error_code, std::size_t> detail::wait(const std::function<void(done_fn)>& start) {
   auto w = std::make_shared<sync_waiter>();
