@@ -173,13 +173,17 @@ std::pair<std::error_code, std::size_t> detail::wait(const std::function<void(do
     return w->done;
   };
   if (engine) {
+    bool finished;
     {
       std::lock_guard lock(w->mutex);
-      if (!w->done) w->driving = engine;
+      finished = w->done;
+      if (!finished) w->driving = engine;
     }
-    if (!engine->drive(done, submitted)) engine->wake();
-    std::lock_guard lock(w->mutex);
-    w->driving.reset();
+    if (!finished) {  // (a call already complete needs no runner: nothing stops the I/O thread for it)
+      if (!engine->drive(done, submitted)) engine->wake();
+      std::lock_guard lock(w->mutex);
+      w->driving.reset();
+    }
   }
   std::unique_lock lock(w->mutex);
   w->cv.wait(lock, [&] { return w->done; });
